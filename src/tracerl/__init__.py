@@ -1,0 +1,3 @@
+"""tracerl: reinforcement learning for multi-turn, tool-using LLM agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+"""Verifiable rewards: programmatic checks, composition and audits."""
+
+from tracerl.rewards.base import Reward, RewardResult
+
+__all__ = ["Reward", "RewardResult"]
