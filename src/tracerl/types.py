@@ -113,6 +113,21 @@ class Status(str, enum.Enum):
 
 
 @dataclass
+class ToolResult:
+    """What running one ToolCall produced (the env's record, for metrics and traces)."""
+
+    call: ToolCall
+    content: str
+    """The text returned to the policy (the tool's output or a readable error)."""
+    ok: bool = True
+    error: str | None = None
+    """Error class when not ok: "malformed_call", "unknown_tool", "bad_arguments",
+    "tool_raised", "timeout", "blocked"."""
+    started_at: float = 0.0
+    ended_at: float = 0.0
+
+
+@dataclass
 class Turn:
     """One policy action and what the environment answered to it."""
 
@@ -126,6 +141,7 @@ class Turn:
     """Template and observation tokens appended after the action (masked out)."""
     observations: list[Message] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_results: list[ToolResult] = field(default_factory=list)
     reward: float | None = None
     """Optional per-turn reward from the env or a step evaluator."""
     info: dict[str, Any] = field(default_factory=dict)
