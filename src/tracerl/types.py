@@ -47,7 +47,8 @@ class ToolCall:
         if isinstance(args, str):
             args = json.loads(args) if args.strip() else {}
         if not isinstance(args, dict):
-            raise ValueError(f"tool call arguments must be a JSON object, got {type(args).__name__}")
+            kind = type(args).__name__
+            raise ValueError(f"tool call arguments must be a JSON object, got {kind}")
         return cls(name=str(fn["name"]), arguments=args, id=str(data.get("id", "")))
 
 
@@ -104,7 +105,7 @@ class Task:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     """How a trajectory ended."""
 
     DONE = "done"  # the env terminated the episode (final answer given)

@@ -1,0 +1,120 @@
+"""ToolEnv: an Env made of Tools and the Hermes tool-call format.
+
+Each action is parsed for `<tool_call>` blocks; the calls run concurrently, each under
+a timeout, and their results come back as `tool` messages. An action without any tool
+call is the final answer and ends the episode. Every failure mode of a call
+(malformed JSON, unknown tool, bad arguments, a tool that raises or hangs) becomes a
+readable error observation and a `ToolResult` with its error class: never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tracerl.envs.base import StepResult
+from tracerl.tools.hermes import MalformedCall, parse_tool_calls
+from tracerl.tools.tool import Tool, ToolArgumentError
+from tracerl.types import Message, Task, ToolCall, ToolResult
+
+
+@dataclass(frozen=True)
+class ToolEnvConfig:
+    tool_timeout_s: float = 5.0
+    """Wall-clock limit for one tool call; a hung call becomes a timeout error."""
+    max_calls_per_turn: int = 8
+    """Calls beyond this in one action are refused with an error observation."""
+    schemas_in_system_prompt: bool = False
+    """Prepend a system message listing the tools' JSON schemas (real models need it)."""
+
+
+def _stringify(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def tools_system_prompt(tools: Sequence[Tool]) -> str:
+    schemas = "\n".join(json.dumps(t.schema) for t in tools)
+    return (
+        "You may call tools. Available tools:\n"
+        f"<tools>\n{schemas}\n</tools>\n"
+        'Call one with <tool_call>{"name": NAME, "arguments": {...}}</tool_call>.'
+    )
+
+
+class ToolEnv:
+    """An Env that runs the agent's tool calls and ends on its final answer."""
+
+    def __init__(self, tools: Sequence[Tool], config: ToolEnvConfig | None = None) -> None:
+        self.tools = {t.name: t for t in tools}
+        if len(self.tools) != len(tools):
+            raise ValueError("ToolEnv: two tools share a name")
+        self.config = config or ToolEnvConfig()
+        self.task: Task | None = None
+
+    async def reset(self, task: Task) -> list[Message]:
+        self.task = task
+        messages = list(task.messages)
+        if self.config.schemas_in_system_prompt:
+            messages.insert(0, Message("system", tools_system_prompt(list(self.tools.values()))))
+        return messages
+
+    async def step(self, action_text: str) -> StepResult:
+        if self.task is None:
+            raise RuntimeError("ToolEnv.step called before reset")
+        parsed = parse_tool_calls(action_text)
+        if not parsed.has_tool_use:
+            return StepResult(terminated=True)
+        results = [self._malformed(m, i) for i, m in enumerate(parsed.malformed)]
+        calls = parsed.calls[: self.config.max_calls_per_turn]
+        refused = parsed.calls[self.config.max_calls_per_turn :]
+        results += await asyncio.gather(*(self._run(c) for c in calls))
+        results += [self._error(c, "too_many_calls",
+                                f"at most {self.config.max_calls_per_turn} calls per turn")
+                    for c in refused]
+        observations = [
+            Message("tool", r.content, tool_call_id=r.call.id, name=r.call.name) for r in results
+        ]
+        return StepResult(observations=observations, tool_calls=[r.call for r in results],
+                          tool_results=results)
+
+    async def close(self) -> None:
+        self.task = None
+
+    def _malformed(self, m: MalformedCall, index: int) -> ToolResult:
+        call = ToolCall(name="", arguments={}, id=f"malformed_{index}")
+        return self._error(call, "malformed_call", m.reason)
+
+    @staticmethod
+    def _error(call: ToolCall, kind: str, message: str, started: float = 0.0) -> ToolResult:
+        now = time.time()
+        return ToolResult(call=call, content=f"Error: {message}", ok=False, error=kind,
+                          started_at=started or now, ended_at=now)
+
+    async def _run(self, call: ToolCall) -> ToolResult:
+        started = time.time()
+        t = self.tools.get(call.name)
+        if t is None:
+            known = ", ".join(sorted(self.tools))
+            return self._error(call, "unknown_tool",
+                               f"unknown tool {call.name!r}; available: {known}", started)
+        try:
+            value = await asyncio.wait_for(t.acall(call.arguments), self.config.tool_timeout_s)
+        except ToolArgumentError as e:
+            return self._error(call, "bad_arguments", str(e), started)
+        except TimeoutError:
+            return self._error(call, "timeout",
+                               f"{call.name} timed out after {self.config.tool_timeout_s}s",
+                               started)
+        except Exception as e:  # a tool's own failure is the agent's observation
+            return self._error(call, "tool_raised", f"{type(e).__name__}: {e}", started)
+        return ToolResult(call=call, content=_stringify(value), ok=True,
+                          started_at=started, ended_at=time.time())

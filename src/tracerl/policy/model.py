@@ -1,0 +1,120 @@
+"""Policy loading: a local transformers causal-LM directory, or the built-in `tiny` one.
+
+`tiny` writes a small Llama-style config, randomly initialised weights (seeded) and the
+character tokenizer to a directory, then loads that directory through the same
+`from_pretrained` calls a real model uses. Nothing ever contacts a model hub.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+from tracerl.policy.tokenizer import build_char_tokenizer
+
+# Stop a turn at the end of a tool call (the env then answers) or at the end of turn.
+STOP_TOKENS = ("</tool_call>", "<|im_end|>")
+TURN_END = "<|im_end|>"
+
+
+@dataclass(frozen=True)
+class TinySpec:
+    """Size of the built-in tiny policy."""
+
+    hidden_size: int = 128
+    """Width of the residual stream."""
+    layers: int = 4
+    """Transformer blocks."""
+    heads: int = 4
+    """Attention heads (hidden_size must divide by it)."""
+    intermediate_size: int = 384
+    """Width of the SwiGLU feed-forward layer."""
+    max_positions: int = 1024
+    """Longest sequence (prompt + response) the model accepts."""
+
+    def __post_init__(self) -> None:
+        if self.hidden_size % self.heads:
+            raise ValueError(
+                f"hidden_size {self.hidden_size} is not divisible by heads {self.heads}")
+
+
+@dataclass
+class Policy:
+    """A causal LM with its tokenizer and the ids that end a turn."""
+
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    stop_ids: tuple[int, ...]
+    turn_end_id: int
+    pad_id: int
+    name: str
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+
+def write_tiny(path: str | Path, spec: TinySpec, seed: int) -> Path:
+    """Create the tiny policy's directory (config, weights, tokenizer)."""
+    path = Path(path)
+    tok = build_char_tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.intermediate_size,
+        num_hidden_layers=spec.layers,
+        num_attention_heads=spec.heads,
+        num_key_value_heads=spec.heads,
+        max_position_embeddings=spec.max_positions,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=tok.convert_tokens_to_ids(TURN_END),
+        pad_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(str(path))
+    tok.save_pretrained(str(path))
+    return path
+
+
+def _token_id(tok: PreTrainedTokenizerBase, text: str) -> int | None:
+    ids = tok.encode(text, add_special_tokens=False)
+    return ids[0] if len(ids) == 1 else None
+
+
+def load_policy(path: str | Path, device: str = "cpu", dtype: torch.dtype = torch.float32,
+                name: str | None = None) -> Policy:
+    """Load a transformers causal LM and tokenizer from a local directory."""
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(
+            f"model directory {str(path)!r} has no config.json; pass model=tiny or a local "
+            "Hugging Face model directory (nothing is downloaded)"
+        )
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    if tok.chat_template is None:
+        raise ValueError(f"tokenizer in {str(path)!r} has no chat template")
+    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=True)
+    model.to(device)
+    stops = tuple(i for i in (_token_id(tok, s) for s in STOP_TOKENS) if i is not None)
+    turn_end = _token_id(tok, TURN_END)
+    if turn_end is None:
+        if tok.eos_token_id is None:
+            raise ValueError("tokenizer has neither <|im_end|> nor an eos token to end turns")
+        turn_end = tok.eos_token_id
+        stops = stops + (turn_end,)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else turn_end
+    return Policy(model, tok, stops, turn_end, pad, name or path.name)

@@ -1,0 +1,205 @@
+"""The multi-turn rollout runner (asyncio).
+
+All live trajectories of all groups advance together: one batched `generate` call
+samples the next action of every live trajectory, then every env steps concurrently.
+A failure inside one env or reward marks that trajectory `error` (and is counted);
+the others go on.
+
+Token accounting per trajectory (token-in, token-out):
+    prompt_ids = template(task messages + generation prompt)
+    turn.action_ids = exactly the sampled ids (trained on)
+    turn.observation_ids = template delta after the action (masked)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from tracerl.envs.base import Env, EnvFactory, StepResult
+from tracerl.policy.sampler import Sample, SamplingParams, TransformersSampler
+from tracerl.rewards.base import Reward
+from tracerl.rollout.render import ChatRenderer
+from tracerl.types import Group, Message, Status, Task, Trajectory, Turn, assistant_message
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    group_size: int = 8
+    """Trajectories sampled per task (G)."""
+    max_turns: int = 8
+    """Policy turns per trajectory before it is truncated."""
+    max_turn_tokens: int = 96
+    """Tokens the policy may sample in one turn."""
+    max_response_tokens: int = 512
+    """Sampled plus observation tokens per trajectory before it is truncated."""
+    temperature: float = 1.0
+    top_p: float = 1.0
+
+
+@dataclass
+class _Episode:
+    env: Env
+    trajectory: Trajectory
+    messages: list[Message]
+    context: list[int]
+    live: bool = True
+
+    @property
+    def used(self) -> int:
+        return len(self.context) - len(self.trajectory.prompt_ids)
+
+
+@dataclass
+class RolloutStats:
+    """Counters for one rollout batch (contained failures included)."""
+
+    trajectories: int = 0
+    env_errors: int = 0
+    reward_errors: int = 0
+    unjudged: int = 0
+    sample_seconds: float = 0.0
+    env_seconds: float = 0.0
+    sampled_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class RolloutRunner:
+    """Runs groups of multi-turn trajectories with a sampler, envs and a reward."""
+
+    def __init__(self, sampler: TransformersSampler, renderer: ChatRenderer,
+                 stop_ids: tuple[int, ...], env_factory: EnvFactory, reward: Reward,
+                 config: RolloutConfig) -> None:
+        self.sampler = sampler
+        self.renderer = renderer
+        self.stop_ids = stop_ids
+        self.env_factory = env_factory
+        self.reward = reward
+        self.config = config
+        self.stats = RolloutStats()
+
+    def run(self, tasks: list[Task], policy_version: int = 0) -> list[Group]:
+        """Synchronous entry point: `asyncio.run(self.arun(...))`."""
+        return asyncio.run(self.arun(tasks, policy_version))
+
+    async def arun(self, tasks: list[Task], policy_version: int = 0) -> list[Group]:
+        self.stats = RolloutStats()
+        episodes = await asyncio.gather(*(
+            self._start(task, g, s, policy_version)
+            for g, task in enumerate(tasks) for s in range(self.config.group_size)
+        ))
+        while any(ep.live for ep in episodes):
+            await self._advance([ep for ep in episodes if ep.live])
+        await asyncio.gather(*(self._finish(ep) for ep in episodes))
+        self.stats.trajectories = len(episodes)
+        groups = []
+        for g, task in enumerate(tasks):
+            members = [ep.trajectory for ep in episodes if ep.trajectory.group_index == g]
+            groups.append(Group(task=task, trajectories=members))
+        return groups
+
+    async def _start(self, task: Task, group: int, sample: int, version: int) -> _Episode:
+        env = self.env_factory()
+        messages = await env.reset(task)
+        prompt = self.renderer.prompt_ids(messages)
+        traj = Trajectory(task=task, prompt_ids=prompt, group_index=group,
+                          sample_index=sample, policy_version=version)
+        return _Episode(env, traj, list(messages), list(prompt))
+
+    async def _advance(self, live: list[_Episode]) -> None:
+        cfg = self.config
+        budgets = [min(cfg.max_turn_tokens, cfg.max_response_tokens - ep.used) for ep in live]
+        params = SamplingParams(cfg.temperature, cfg.top_p, cfg.max_turn_tokens, self.stop_ids)
+        t0 = time.perf_counter()
+        samples = await asyncio.to_thread(
+            self.sampler.generate, [ep.context for ep in live], params, budgets)
+        self.stats.sample_seconds += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        await asyncio.gather(*(self._step(ep, s) for ep, s in zip(live, samples, strict=True)))
+        self.stats.env_seconds += time.perf_counter() - t0
+
+    async def _step(self, ep: _Episode, sample: Sample) -> None:
+        started = time.time()
+        text = self.renderer.decode(sample.ids)
+        turn = Turn(action_ids=sample.ids, action_logprobs=sample.logprobs, action_text=text,
+                    started_at=started, info={"content": self.renderer.content_of(text),
+                                              "finish": sample.finish})
+        ep.trajectory.turns.append(turn)
+        ep.context.extend(sample.ids)
+        self.stats.sampled_tokens += len(sample.ids)
+        try:
+            result = await ep.env.step(text)
+            self._observe(ep, turn, result)
+        except Exception as e:  # contained: this trajectory is an infrastructure error
+            self._fail(ep, f"env.step raised {type(e).__name__}: {e}", traceback.format_exc())
+        turn.ended_at = time.time()
+
+    def _observe(self, ep: _Episode, turn: Turn, result: StepResult) -> None:
+        cfg = self.config
+        turn.observations = list(result.observations)
+        turn.tool_calls = list(result.tool_calls)
+        turn.tool_results = list(result.tool_results)
+        turn.reward = result.reward
+        before = list(ep.messages)
+        ep.messages.append(assistant_message(turn))
+        ep.messages.extend(result.observations)
+        ended = result.terminated or result.truncated
+        out_of_budget = (len(ep.trajectory.turns) >= cfg.max_turns
+                         or ep.used >= cfg.max_response_tokens)
+        if ended or out_of_budget:
+            ep.live = False
+            ep.trajectory.status = Status.DONE if result.terminated else Status.TRUNCATED
+            if not result.terminated:
+                return  # no closing text: the conversation stops where the budget did
+        obs = self.renderer.observation_ids(before, turn.action_text, ep.messages,
+                                            final=not ep.live)
+        turn.observation_ids = obs
+        ep.context.extend(obs)
+        if ep.live and ep.used >= cfg.max_response_tokens:
+            ep.live = False
+            ep.trajectory.status = Status.TRUNCATED
+
+    def _fail(self, ep: _Episode, message: str, detail: str) -> None:
+        ep.live = False
+        ep.trajectory.status = Status.ERROR
+        ep.trajectory.error = message
+        self.stats.env_errors += 1
+        self.stats.errors.append(detail)
+
+    async def _finish(self, ep: _Episode) -> None:
+        traj = ep.trajectory
+        try:
+            await ep.env.close()
+        except Exception as e:
+            self.stats.errors.append(f"env.close raised {type(e).__name__}: {e}")
+        if traj.status is Status.ERROR:
+            traj.outcome_reward = None
+        else:
+            try:
+                traj.outcome_reward = self.reward(traj)
+            except Exception as e:  # an unjudgeable sample is masked, never scored 0
+                traj.outcome_reward = None
+                traj.error = f"reward {self.reward.name} raised {type(e).__name__}: {e}"
+                self.stats.reward_errors += 1
+                self.stats.errors.append(traceback.format_exc())
+        traj.reward_parts[self.reward.name] = traj.outcome_reward
+        if traj.outcome_reward is None:
+            self.stats.unjudged += 1
+        traj.metrics.update(trajectory_metrics(traj))
+
+
+def trajectory_metrics(traj: Trajectory) -> dict[str, float]:
+    """Per-trajectory counts: turns, tokens, tool calls and their error classes."""
+    results = [r for t in traj.turns for r in t.tool_results]
+    out: dict[str, float] = {
+        "turns": float(len(traj.turns)),
+        "action_tokens": float(traj.num_action_tokens),
+        "tool_calls": float(len(results)),
+        "tool_errors": float(sum(not r.ok for r in results)),
+    }
+    for r in results:
+        if r.error:
+            out[f"tool_error/{r.error}"] = out.get(f"tool_error/{r.error}", 0.0) + 1.0
+    return out

@@ -1,0 +1,90 @@
+"""Atomic checkpoints: weights, tokenizer, optimizer and every RNG state.
+
+A checkpoint is written into a temporary directory and renamed into place, then the
+`latest` pointer is replaced atomically; a run killed at any moment leaves either the
+previous checkpoint or the new one, never a half-written one.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from tracerl.policy.model import Policy
+
+
+@dataclass
+class TrainerState:
+    """Where a run is, enough to continue it exactly."""
+
+    stage_index: int = 0
+    """Index into config.stages of the stage in progress (len(stages) when done)."""
+    rl_step: int = 0
+    """RL steps completed."""
+    success_before: float | None = None
+    wall_seconds: float = 0.0
+    """Wall time spent in earlier invocations of the run (resume adds to it)."""
+    evals: list[dict[str, Any]] = field(default_factory=list)
+    """Held-out evaluations so far: {"step", "success", ...} records."""
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def rng_state(sampler_gen: torch.Generator | None) -> dict[str, Any]:
+    return {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+        "sampler": sampler_gen.get_state() if sampler_gen is not None else None,
+    }
+
+
+def set_rng_state(state: dict[str, Any], sampler_gen: torch.Generator | None) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if sampler_gen is not None and state.get("sampler") is not None:
+        sampler_gen.set_state(state["sampler"])
+
+
+def save_checkpoint(run_dir: Path, policy: Policy, state: TrainerState,
+                    optimizer: torch.optim.Optimizer | None,
+                    rng: dict[str, Any]) -> Path:
+    root = run_dir / "checkpoints"
+    root.mkdir(parents=True, exist_ok=True)
+    name = f"stage{state.stage_index}-step{state.rl_step:06d}"
+    tmp = root / f".tmp-{name}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    policy.model.save_pretrained(str(tmp))
+    policy.tokenizer.save_pretrained(str(tmp))
+    torch.save({"state": asdict(state), "optimizer": optimizer.state_dict() if optimizer else None,
+                "rng": rng}, tmp / "trainer_state.pt")
+    final = root / name
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+    _write_atomic(root / "latest", name)
+    return final
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    pointer = run_dir / "checkpoints" / "latest"
+    if not pointer.is_file():
+        return None
+    path = run_dir / "checkpoints" / pointer.read_text().strip()
+    return path if (path / "trainer_state.pt").is_file() else None
+
+
+def load_trainer_state(path: Path) -> tuple[TrainerState, dict[str, Any] | None, dict[str, Any]]:
+    data = torch.load(path / "trainer_state.pt", weights_only=False)
+    return TrainerState(**data["state"]), data["optimizer"], data["rng"]

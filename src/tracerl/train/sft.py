@@ -1,0 +1,82 @@
+"""Supervised fine-tuning on oracle demonstrations (observation tokens masked)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from tracerl.algorithms.losses import sft_loss
+from tracerl.envs.family import TaskFamily
+from tracerl.policy.model import STOP_TOKENS, Policy
+from tracerl.rollout.demos import trajectory_from_messages
+from tracerl.rollout.render import ChatRenderer
+from tracerl.train.batch import collate, token_logprobs
+from tracerl.train.config import SFTConfig
+from tracerl.types import Trajectory
+
+
+@dataclass(frozen=True)
+class SFTStepMetrics:
+    step: int
+    total_steps: int
+    loss: float
+    lr: float
+    tokens: int
+
+
+def demonstrations(family: TaskFamily, renderer: ChatRenderer, n: int,
+                   seed: int) -> list[Trajectory]:
+    """`n` oracle trajectories on train-split tasks."""
+    rng = random.Random(f"demos/{seed}")
+    out = []
+    for task in family.tasks("train", n, seed=seed + 10_000):
+        prompt = list(task.messages)
+        out.append(trajectory_from_messages(renderer, task, prompt,
+                                            family.demonstration(task, rng), STOP_TOKENS))
+    return out
+
+
+def cosine_lr(step: int, total: int, peak: float, warmup_frac: float = 0.05) -> float:
+    warmup = max(1, int(total * warmup_frac))
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = (step - warmup) / max(1, total - warmup)
+    return peak * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+
+def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
+            on_step: Callable[[SFTStepMetrics], None] | None = None) -> list[SFTStepMetrics]:
+    """Train the policy on `demos` for `cfg.epochs`; returns per-step metrics."""
+    model = policy.model
+    device = next(model.parameters()).device
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    rng = random.Random(seed)
+    steps_per_epoch = math.ceil(len(demos) / cfg.batch_size)
+    total = steps_per_epoch * cfg.epochs
+    history: list[SFTStepMetrics] = []
+    model.train()
+    for epoch in range(cfg.epochs):
+        order = list(range(len(demos)))
+        rng.shuffle(order)
+        for b in range(steps_per_epoch):
+            step = epoch * steps_per_epoch + b
+            lr = cosine_lr(step, total, cfg.lr)
+            for group in opt.param_groups:
+                group["lr"] = lr
+            batch = collate([demos[i] for i in order[b * cfg.batch_size:(b + 1) * cfg.batch_size]],
+                            policy.pad_id).to(device)
+            logp = token_logprobs(model, batch.input_ids, batch.attention_mask)  # (B, L-1)
+            loss = sft_loss(logp, batch.loss_mask)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            m = SFTStepMetrics(step + 1, total, loss.item(), lr, int(batch.loss_mask.sum()))
+            history.append(m)
+            if on_step:
+                on_step(m)
+    return history

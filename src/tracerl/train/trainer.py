@@ -1,0 +1,217 @@
+"""The Trainer: orchestration only (stages, evaluation, logging, checkpoints).
+
+Stages run in `config.stages` order, each from the previous stage's weights. The
+algorithms live in tracerl.algorithms; a stage's step is a few calls into them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+
+from tracerl.envs.calc import CalcFamily
+from tracerl.envs.family import TaskFamily
+from tracerl.policy.model import Policy, load_policy, write_tiny
+from tracerl.policy.sampler import TransformersSampler
+from tracerl.rollout.render import ChatRenderer
+from tracerl.rollout.runner import RolloutConfig, RolloutRunner
+from tracerl.train import checkpoint as ckpt
+from tracerl.train.config import TrainConfig
+from tracerl.train.configlib import to_dict
+from tracerl.train.evaluate import EvalResult, evaluate_policy, is_success
+from tracerl.train.grpo import assign_advantages, trainable, update
+from tracerl.train.loggers import MetricsLog, progress_bar, read_metrics
+from tracerl.train.plot import plot_curves
+from tracerl.train.sft import demonstrations, run_sft
+
+
+@dataclass(frozen=True)
+class Summary:
+    success_before: float | None
+    success_after: float
+    steps: int
+    wall_seconds: float
+    model: str
+    parameters: int
+    evals: list[dict[str, float]]
+
+
+def make_family(cfg: TrainConfig) -> TaskFamily:
+    t = cfg.task
+    return CalcFamily(calls=t.calls, skip_tool_prob=t.skip_tool_prob,
+                      tool_timeout_s=t.tool_timeout_s, format_weight=t.format_weight)
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig, run_dir: Path, resume: bool = False) -> None:
+        self.cfg = config
+        self.run_dir = run_dir
+        self.state = ckpt.TrainerState()
+        self.optimizer_state: dict | None = None
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        _seed_everything(config.seed)
+        latest = ckpt.latest_checkpoint(run_dir) if resume else None
+        self.policy = self._load_policy(latest)
+        self.sampler = TransformersSampler(self.policy.model, self.policy.pad_id,
+                                           seed=config.seed)
+        if latest is not None:
+            self.state, self.optimizer_state, rng = ckpt.load_trainer_state(latest)
+            ckpt.set_rng_state(rng, self.sampler.generator)
+        else:
+            (run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
+        self.family = make_family(config)
+        self.renderer = ChatRenderer(self.policy.tokenizer)
+        r = config.rl
+        self.runner = RolloutRunner(
+            self.sampler, self.renderer, self.policy.stop_ids, self.family.make_env,
+            self.family.reward,
+            RolloutConfig(r.group_size, r.max_turns, r.max_turn_tokens, r.max_response_tokens,
+                          r.temperature, r.top_p))
+        self.heldout = self.family.tasks("heldout", config.eval.tasks, seed=config.seed)
+        self.log = MetricsLog(run_dir, config.log.tensorboard,
+                              resume_step=self.state.rl_step if latest else None)
+
+    def _load_policy(self, latest: Path | None) -> Policy:
+        device = self.cfg.device
+        if latest is not None:
+            return load_policy(latest, device, name=self.cfg.model)
+        if self.cfg.model == "tiny":
+            path = write_tiny(self.run_dir / "init", self.cfg.tiny, self.cfg.seed)
+            return load_policy(path, device, name="tiny")
+        return load_policy(self.cfg.model, device)
+
+    def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> None:
+        ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
+                             ckpt.rng_state(self.sampler.generator))
+
+    def run(self) -> Summary:
+        started = time.time()
+        with progress_bar(self.cfg.log.progress) as bar:
+            self.bar = bar
+            while self.state.stage_index < len(self.cfg.stages):
+                stage = self.cfg.stages[self.state.stage_index]
+                self._run_sft() if stage == "sft" else self._run_rl()
+                self.state.stage_index += 1
+                self._checkpoint(None)
+        if not self.state.evals or self.state.evals[-1].get("final") is not True:
+            self._evaluate(final=True)
+        self.state.wall_seconds += time.time() - started
+        self._checkpoint(None)
+        return self._finish()
+
+    def _run_sft(self) -> None:
+        demos = demonstrations(self.family, self.renderer, self.cfg.sft.demos, self.cfg.seed)
+        steps = -(-len(demos) // self.cfg.sft.batch_size) * self.cfg.sft.epochs
+        task = self.bar.add_task("SFT", total=steps, info="")
+
+        def on_step(m) -> None:
+            self.bar.update(task, completed=m.step, info=f"loss {m.loss:.3f}")
+            if m.step % 10 == 0 or m.step == m.total_steps:
+                self.log.log("sft", m.step, {"loss": m.loss, "lr": m.lr, "tokens": m.tokens})
+
+        run_sft(self.policy, demos, self.cfg.sft, self.cfg.seed, on_step)
+
+    def _evaluate(self, final: bool = False) -> EvalResult:
+        result, _ = evaluate_policy(self.runner, self.heldout, self.cfg.eval.samples,
+                                    self.cfg.eval.temperature)
+        record = {"step": self.state.rl_step, "final": final, **asdict(result)}
+        self.state.evals.append(record)
+        self.log.log("eval", self.state.rl_step, asdict(result))
+        return result
+
+    def _run_rl(self) -> None:
+        cfg = self.cfg.rl
+        if self.state.success_before is None:
+            self.state.success_before = self._evaluate().success
+            self._checkpoint(None)  # the pre-RL weights: the KL reference on resume
+        ref = self._reference() if cfg.kl_coef > 0 else None
+        optimizer = torch.optim.AdamW(self.policy.model.parameters(), lr=cfg.lr, weight_decay=0.0)
+        if self.optimizer_state is not None:
+            optimizer.load_state_dict(self.optimizer_state)
+            self.optimizer_state = None
+        task = self.bar.add_task("GRPO", total=cfg.steps, completed=self.state.rl_step, info="")
+        while self.state.rl_step < cfg.steps:
+            values = self._rl_step(optimizer, ref)
+            self.state.rl_step += 1
+            self.log.log("rl", self.state.rl_step, values)
+            before = self.state.success_before or 0.0
+            self.bar.update(task, completed=self.state.rl_step,
+                            info=f"reward {values['reward_mean']:.2f} success "
+                                 f"{values['success']:.2f} (held-out before {before:.2f})")
+            every = self.cfg.eval.every
+            if every and self.state.rl_step % every == 0 and self.state.rl_step < cfg.steps:
+                self._evaluate()
+            if self.state.rl_step % self.cfg.log.checkpoint_every == 0:
+                self._checkpoint(optimizer)
+        self._evaluate(final=True)
+
+    def _reference(self) -> torch.nn.Module:
+        start = self.run_dir / "checkpoints" / f"stage{self.state.stage_index}-step000000"
+        if self.state.rl_step > 0 and start.is_dir():
+            return load_policy(start, self.cfg.device).model
+        return copy.deepcopy(self.policy.model)
+
+    def _rl_step(self, optimizer: torch.optim.Optimizer, ref) -> dict[str, float]:
+        cfg = self.cfg.rl
+        step_seed = self.cfg.seed * 1_000_003 + self.state.rl_step + 1
+        gen = torch.Generator().manual_seed(step_seed)  # minibatch order, resume-proof
+        tasks = self.family.tasks("train", cfg.tasks_per_step, seed=step_seed)
+        t0 = time.perf_counter()
+        groups = self.runner.run(tasks, policy_version=self.state.rl_step)
+        rollout_s = time.perf_counter() - t0
+        stats = self.runner.stats
+        assign_advantages(groups, cfg.std_normalize)
+        keep, dropped = trainable(groups, cfg.drop_uniform_groups)
+        t0 = time.perf_counter()
+        m = update(self.policy.model, ref, optimizer, keep, self.policy.pad_id, cfg, dropped,
+                   gen) if keep else None
+        update_s = time.perf_counter() - t0
+        trajs = [t for g in groups for t in g.trajectories]
+        judged = [t.outcome_reward for t in trajs if t.outcome_reward is not None]
+        tokens = sum(len(t.token_ids()) for t in keep)
+        values = {
+            "reward_mean": sum(judged) / max(1, len(judged)),
+            "success": sum(is_success(t) for t in trajs) / len(trajs),
+            "tool_use": sum(t.metrics["tool_calls"] > 0 for t in trajs) / len(trajs),
+            "tool_errors": sum(t.metrics["tool_errors"] for t in trajs) / len(trajs),
+            "turns": sum(len(t.turns) for t in trajs) / len(trajs),
+            "unjudged": float(stats.unjudged), "env_errors": float(stats.env_errors),
+            "rollout_s": rollout_s, "update_s": update_s,
+            "sample_tok_s": stats.sampled_tokens / max(stats.sample_seconds, 1e-9),
+            "update_tok_s": tokens / max(update_s, 1e-9),
+        }
+        if m is not None:
+            values.update({k: float(v) for k, v in asdict(m).items()})
+        return values
+
+    def _finish(self) -> Summary:
+        final = [e for e in self.state.evals if e.get("final")]
+        summary = Summary(
+            success_before=self.state.success_before,
+            success_after=final[-1]["success"] if final else float("nan"),
+            steps=self.state.rl_step,
+            wall_seconds=round(self.state.wall_seconds, 2),
+            model=self.policy.name,
+            parameters=self.policy.num_parameters(),
+            evals=self.state.evals,
+        )
+        (self.run_dir / "summary.json").write_text(json.dumps(asdict(summary), indent=2))
+        plot_curves(read_metrics(self.run_dir), self.state.evals, self.run_dir / "curves.png")
+        self.log.close()
+        return summary

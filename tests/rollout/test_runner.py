@@ -1,0 +1,73 @@
+import asyncio
+
+from tracerl.envs.calc import CalcFamily
+from tracerl.policy.sampler import TransformersSampler
+from tracerl.rollout.render import ChatRenderer
+from tracerl.rollout.runner import RolloutConfig, RolloutRunner
+from tracerl.types import Status
+
+
+class FlakyEnv:
+    """Wraps the calc env; every third instance raises inside step."""
+
+    count = 0
+
+    def __init__(self) -> None:
+        FlakyEnv.count += 1
+        self.broken = FlakyEnv.count % 3 == 0
+        self.inner = CalcFamily(calls=1).make_env()
+
+    async def reset(self, task):
+        return await self.inner.reset(task)
+
+    async def step(self, action_text):
+        if self.broken:
+            raise ConnectionError("sandbox went away")
+        return await self.inner.step(action_text)
+
+    async def close(self):
+        await self.inner.close()
+
+
+def _runner(policy, env_factory, reward, **cfg):
+    sampler = TransformersSampler(policy.model, policy.pad_id, seed=0)
+    return RolloutRunner(sampler, ChatRenderer(policy.tokenizer), policy.stop_ids, env_factory,
+                         reward, RolloutConfig(max_turn_tokens=16, max_turns=2, **cfg))
+
+
+def test_env_failure_is_contained_and_counted(tiny_policy):
+    fam = CalcFamily(calls=1)
+    runner = _runner(tiny_policy, FlakyEnv, fam.reward, group_size=3)
+    groups = runner.run(fam.tasks("train", 3, 0))
+    trajs = [t for g in groups for t in g.trajectories]
+    errors = [t for t in trajs if t.status is Status.ERROR]
+    assert len(errors) == 3 and runner.stats.env_errors == 3
+    assert all(t.outcome_reward is None and "sandbox went away" in t.error for t in errors)
+    assert all(t.outcome_reward is not None for t in trajs if t.status is not Status.ERROR)
+
+
+def test_reward_failure_gives_none_not_zero(tiny_policy):
+    fam = CalcFamily(calls=1)
+
+    class Broken:
+        name = "broken"
+
+        def __call__(self, trajectory):
+            raise TimeoutError("judge timed out")
+
+    runner = _runner(tiny_policy, fam.make_env, Broken(), group_size=2)
+    trajs = [t for g in runner.run(fam.tasks("train", 2, 0)) for t in g.trajectories]
+    assert all(t.outcome_reward is None for t in trajs)
+    assert runner.stats.reward_errors == 4 and runner.stats.unjudged == 4
+    assert all("judge timed out" in t.error for t in trajs)
+
+
+def test_groups_keep_their_task_and_size(tiny_policy):
+    fam = CalcFamily(calls=1)
+    tasks = fam.tasks("train", 3, 0)
+    runner = _runner(tiny_policy, fam.make_env, fam.reward, group_size=4)
+    groups = asyncio.run(runner.arun(tasks, policy_version=7))
+    assert [g.task for g in groups] == tasks
+    for i, g in enumerate(groups):
+        assert [t.sample_index for t in g.trajectories] == [0, 1, 2, 3]
+        assert all(t.group_index == i and t.policy_version == 7 for t in g.trajectories)

@@ -1,0 +1,41 @@
+from tracerl.tools.hermes import format_tool_call, parse_tool_calls
+from tracerl.types import ToolCall
+
+
+def test_parses_calls_and_keeps_content():
+    text = 'Let me see. <tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'
+    p = parse_tool_calls(text)
+    assert p.content == "Let me see."
+    assert [(c.name, c.arguments) for c in p.calls] == [("f", {"x": 1})]
+    assert not p.malformed
+
+
+def test_plain_text_has_no_tool_use():
+    assert not parse_tool_calls("Answer: 42").has_tool_use
+
+
+def test_malformed_json_is_reported_not_raised():
+    p = parse_tool_calls('<tool_call>{"name": "f", "arguments": {x}}</tool_call>')
+    assert not p.calls and "invalid JSON" in p.malformed[0].reason
+
+
+def test_unterminated_block():
+    p = parse_tool_calls('<tool_call>{"name": "f"')
+    assert "unterminated" in p.malformed[0].reason
+
+
+def test_wrong_shapes():
+    assert "string \"name\"" in parse_tool_calls("<tool_call>[1]</tool_call>").malformed[0].reason
+    p = parse_tool_calls('<tool_call>{"name": "f", "arguments": 3}</tool_call>')
+    assert "must be a JSON object" in p.malformed[0].reason
+
+
+def test_string_arguments_are_decoded():
+    p = parse_tool_calls('<tool_call>{"name": "f", "arguments": "{\\"a\\": 2}"}</tool_call>')
+    assert p.calls[0].arguments == {"a": 2}
+
+
+def test_format_round_trips():
+    call = ToolCall("calculator", {"expression": "1+2"})
+    parsed = parse_tool_calls(format_tool_call(call)).calls[0]
+    assert (parsed.name, parsed.arguments) == (call.name, call.arguments)

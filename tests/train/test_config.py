@@ -1,0 +1,42 @@
+import pytest
+
+from tracerl.train import configlib
+from tracerl.train.config import TrainConfig
+from tracerl.train.configlib import ConfigError
+
+
+def test_defaults_load():
+    cfg = configlib.load(TrainConfig)
+    assert cfg.model == "tiny" and cfg.stages == ["sft", "rl"]
+
+
+def test_yaml_then_overrides(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("rl:\n  steps: 7\n  lr: 0.01\nseed: 3\n")
+    cfg = configlib.load(TrainConfig, str(path), ["rl.steps=9", "stages=[rl]", "rl.clip_high=1"])
+    assert (cfg.rl.steps, cfg.rl.lr, cfg.seed, cfg.stages) == (9, 0.01, 3, ["rl"])
+    assert cfg.rl.clip_high == 1.0 and isinstance(cfg.rl.clip_high, float)
+
+
+@pytest.mark.parametrize("override,message", [
+    (["rl.stepz=3"], "unknown config key 'rl.stepz'"),
+    (["rl.steps=many"], "rl.steps: expected int, got str 'many'"),
+    (["rl.loss_agg=mean"], "rl.loss_agg: 'mean' is not one of"),
+    (["stages=[sft,ppo]"], "stages[1]: 'ppo' is not one of"),
+    (["rl.group_size=1"], "group_size must be >= 2"),
+    (["log.progress=maybe"], "log.progress: expected true or false"),
+    (["rl=3"], "rl: expected a mapping"),
+    (["steps"], "not of the form key=value"),
+    (["tiny.hidden_size=100", "tiny.heads=3"], "not divisible by heads"),
+])
+def test_bad_config_is_rejected_naming_the_field(override, message):
+    with pytest.raises(ConfigError) as e:
+        configlib.load(TrainConfig, None, override)
+    assert message in str(e.value)
+
+
+def test_every_field_is_documented():
+    rows = configlib.describe(TrainConfig)
+    undocumented = [key for key, _, _, doc in rows if not doc]
+    assert not undocumented
+    assert ("rl.steps", "int", "40", "GRPO steps (one rollout batch and one update each).") in rows
