@@ -1,0 +1,1 @@
+"""Evals: evaluate(), metrics, trajectory match and judges."""
