@@ -80,7 +80,7 @@ class JudgeConfig:
         except (TypeError, ValueError) as exc:
             raise JudgeParseError(f"judge score {raw!r} is not a number") from exc
         if not self.low <= value <= self.high:
-            raise JudgeParseError(f"judge score {value} outside [{self.low}, {self.high}]")
+            raise JudgeParseError(f"judge score {value:g} outside [{self.low:g}, {self.high:g}]")
         return (value - self.low) / (self.high - self.low)
 
     def ask(self, system: str, user: str) -> str:
