@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import build_trajectory
+from trace_fixtures import build_trajectory
 
 from tracerl.trace import Tracer
 from tracerl.trace.cli_traces import add_arguments, run

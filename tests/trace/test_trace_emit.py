@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import T0, build_trajectory
+from trace_fixtures import T0, build_trajectory
 
 from tracerl.trace import GuardFinding, GuardrailRecord, SpanRecord, Tracer, TraceStore
 from tracerl.types import Status

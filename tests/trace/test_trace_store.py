@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import build_trajectory
+from trace_fixtures import build_trajectory
 
 from tracerl.trace import Tracer, TraceStore
 from tracerl.types import Status
@@ -82,7 +82,7 @@ def test_store_readable_while_writer_is_open(tmp_path):
 WRITER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {tests!r})
-    from conftest import build_trajectory
+    from trace_fixtures import build_trajectory
     from tracerl.trace import Tracer
     tracer = Tracer({path!r})
     n = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import make_trajectory
+from eval_fixtures import make_trajectory
 
 from tracerl.evals import ExactMatch, Latency, NumericMatch, ToolSelection, evaluate
 from tracerl.evals.items import EvalItem

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import item, make_trajectory
+from eval_fixtures import item, make_trajectory
 
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricReward, as_reward

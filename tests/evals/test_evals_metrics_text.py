@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import item
+from eval_fixtures import item
 
 from tracerl.evals.metrics import (
     Contains,

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import make_trajectory
+from eval_fixtures import make_trajectory
 
 from tracerl.evals import ExactMatch, GroupJudge, JudgeConfig, RubricJudge, evaluate
 from tracerl.evals.judges import JudgeParseError, parse_json_reply

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import item
+from eval_fixtures import item
 
 from tracerl.evals.metrics import Bleu, EditDistance, RougeL, bleu, levenshtein, rouge_l
 from tracerl.evals.metrics.overlap import tokens

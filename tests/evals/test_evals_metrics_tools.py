@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import call, item, make_trajectory
+from eval_fixtures import call, item, make_trajectory
 
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metrics import (
