@@ -37,10 +37,10 @@ def _turn(span: SpanRecord, tools: list[SpanRecord]) -> Turn:
     a = span.attributes
     outputs = c.messages_from_attributes(a, c.OUTPUT_MESSAGES)
     return Turn(
-        action_ids=list(a.get(c.RL_ACTION_IDS, [])),
-        action_logprobs=list(a.get(c.RL_ACTION_LOGPROBS, [])),
+        action_ids=json.loads(a.get(c.RL_ACTION_IDS, "[]")),
+        action_logprobs=json.loads(a.get(c.RL_ACTION_LOGPROBS, "[]")),
         action_text=a.get(c.OUTPUT_VALUE, ""),
-        observation_ids=list(a.get(c.RL_OBSERVATION_IDS, [])),
+        observation_ids=json.loads(a.get(c.RL_OBSERVATION_IDS, "[]")),
         observations=c.messages_from_json(a.get(c.RL_OBSERVATIONS, "[]")),
         tool_calls=list(outputs[0].tool_calls) if outputs else [],
         tool_results=[_tool_result(t) for t in tools],
@@ -65,7 +65,7 @@ def trajectory_from_spans(spans: Sequence[SpanRecord]) -> Trajectory:
                 answer=json.loads(a.get(c.RL_TASK_ANSWER, "null")),
                 metadata=json.loads(a.get(c.RL_TASK_METADATA, "{}")))
     return Trajectory(
-        task=task, prompt_ids=list(a.get(c.RL_PROMPT_IDS, [])), turns=turns,
+        task=task, prompt_ids=json.loads(a.get(c.RL_PROMPT_IDS, "[]")), turns=turns,
         status=Status(a.get(c.RL_STATUS, "done")), outcome_reward=a.get(c.RL_REWARD),
         reward_parts=json.loads(a.get("rl.reward_parts", "{}")),
         metrics={k[len(c.RL_METRIC_PREFIX):]: v for k, v in a.items()

@@ -7,6 +7,7 @@ worker thread, one transaction per batch.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
@@ -31,7 +33,15 @@ def _hex(value: int, width: int) -> str:
 
 
 def _jsonable(attributes: Any) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in dict(attributes or {}).items()}
+    if not attributes:
+        return {}
+    return {k: list(v) if type(v) is tuple else v for k, v in attributes.items()}
+
+
+@functools.lru_cache(maxsize=16)
+def _resource_json(resource: Resource) -> str:
+    """Every span of a provider shares one Resource: serialise it once."""
+    return json.dumps(_jsonable(resource.attributes))
 
 
 def span_row(span: ReadableSpan) -> tuple[Any, ...]:
@@ -45,7 +55,7 @@ def span_row(span: ReadableSpan) -> tuple[Any, ...]:
         span.name, attrs.get(c.SPAN_KIND), attrs.get(c.SESSION_ID),
         span.start_time, span.end_time, span.status.status_code.name,
         span.status.description or "", json.dumps(attrs, default=str),
-        json.dumps(events, default=str), json.dumps(_jsonable(span.resource.attributes)),
+        json.dumps(events, default=str) if events else "[]", _resource_json(span.resource),
         span.instrumentation_scope.name if span.instrumentation_scope else "",
     )
 
