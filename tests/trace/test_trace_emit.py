@@ -7,7 +7,14 @@ import json
 import pytest
 from trace_fixtures import T0, build_trajectory
 
-from tracerl.trace import GuardFinding, GuardrailRecord, SpanRecord, Tracer, TraceStore
+from tracerl.trace import (
+    EvaluationRecord,
+    GuardFinding,
+    GuardrailRecord,
+    SpanRecord,
+    Tracer,
+    TraceStore,
+)
 from tracerl.types import Status
 
 
@@ -122,3 +129,18 @@ def test_record_failure_is_counted_not_raised(tmp_path, trajectory):
     with Tracer(tmp_path / "t.sqlite") as tracer:
         assert tracer.record_trajectory(trajectory, run="exp") is None
         assert tracer.failures == 1
+
+
+def test_extra_evaluations_become_evaluator_spans(tmp_path, trajectory):
+    judge = EvaluationRecord("rubric", 0.7, label="good", explanation="clear steps")
+    spans = _record(tmp_path, trajectory, evaluations=[judge])
+    a = next(s for s in spans if s.name == "rubric").attributes
+    assert (a["evaluation.score"], a["evaluation.label"]) == (0.7, "good")
+    assert a["evaluation.explanation"] == "clear steps"
+
+
+def test_guardrail_record_from_dict():
+    record = GuardrailRecord.from_dict({
+        "scanners": ["pii"], "action": "redact", "turn_index": 0,
+        "findings": [{"scanner": "pii", "category": "email", "score": "0.9"}]})
+    assert record.findings == (GuardFinding("pii", "email", "", 0.9),)

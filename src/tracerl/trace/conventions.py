@@ -38,6 +38,8 @@ RL_RUN, RL_STEP, RL_GROUP, RL_SAMPLE = "rl.run", "rl.step", "rl.group", "rl.samp
 RL_POLICY_VERSION, RL_STATUS, RL_ERROR = "rl.policy_version", "rl.status", "rl.error"
 RL_REWARD = "rl.reward"
 """Outcome reward; each part is `rl.reward.<part>`."""
+RL_REWARD_PARTS = "rl.reward_parts"
+"""All parts as a JSON object, unjudged ones as null (for replay)."""
 RL_ADVANTAGE_MEAN = "rl.advantage.mean"
 RL_TURN_INDEX, RL_TURN_REWARD = "rl.turn.index", "rl.turn.reward"
 # Token ids and logprobs are stored as JSON strings, not OTel list attributes: the SDK

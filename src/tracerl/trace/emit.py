@@ -103,7 +103,7 @@ def agent_attributes(traj: Trajectory, ctx: RunContext) -> dict[str, Any]:
         c.RL_PROMPT_IDS: c.ids_json(traj.prompt_ids),
         c.INPUT_VALUE: task.messages[-1].content if task.messages else "",
         c.OUTPUT_VALUE: traj.final_text,
-        "rl.reward_parts": c.dumps(traj.reward_parts),
+        c.RL_REWARD_PARTS: c.dumps(traj.reward_parts),
     })
     if ctx.model_name:
         attrs[c.MODEL_NAME] = ctx.model_name

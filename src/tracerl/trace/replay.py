@@ -67,7 +67,7 @@ def trajectory_from_spans(spans: Sequence[SpanRecord]) -> Trajectory:
     return Trajectory(
         task=task, prompt_ids=json.loads(a.get(c.RL_PROMPT_IDS, "[]")), turns=turns,
         status=Status(a.get(c.RL_STATUS, "done")), outcome_reward=a.get(c.RL_REWARD),
-        reward_parts=json.loads(a.get("rl.reward_parts", "{}")),
+        reward_parts=json.loads(a.get(c.RL_REWARD_PARTS, "{}")),
         metrics={k[len(c.RL_METRIC_PREFIX):]: v for k, v in a.items()
                  if k.startswith(c.RL_METRIC_PREFIX)},
         group_index=a.get(c.RL_GROUP, 0), sample_index=a.get(c.RL_SAMPLE, 0),
