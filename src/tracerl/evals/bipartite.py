@@ -33,7 +33,7 @@ def max_bipartite_matching(adjacency: Sequence[Sequence[int]], n_right: int) -> 
     dist = [0.0] * n_left
 
     def bfs() -> bool:
-        queue = deque()
+        queue: deque[int] = deque()
         for u in range(n_left):
             dist[u] = 0.0 if match_left[u] == -1 else INF
             if match_left[u] == -1:

@@ -44,7 +44,7 @@ LIST_KEYS = ("required", "forbidden")
 
 # CLI names -> constructors. Python callers build metric objects directly; the CLI needs
 # names, so this table exists for it alone.
-METRICS: dict[str, Callable[..., Metric]] = {
+METRICS: dict[str, Callable[..., Any]] = {
     "exact_match": ExactMatch, "contains": Contains, "regex_match": RegexMatch,
     "numeric_match": NumericMatch, "json_valid": JsonValid, "json_schema": JsonSchemaMatch,
     "bleu": Bleu, "rouge_l": RougeL, "edit_similarity": EditDistance,

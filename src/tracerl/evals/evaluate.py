@@ -106,9 +106,9 @@ def _score_item(metrics: Sequence[Metric], item: EvalItem) -> ItemResult:
 def _check_metrics(metrics: Sequence[Metric]) -> None:
     if not metrics:
         raise ValueError("evaluate needs at least one metric")
-    names = [getattr(m, "name", None) for m in metrics]
+    names: list[str] = [getattr(m, "name", "") for m in metrics]
     for m, n in zip(metrics, names, strict=True):
-        if not isinstance(n, str) or not callable(m):
+        if not isinstance(n, str) or not n or not callable(m):
             raise TypeError(f"{m!r} is not a Metric (needs a str `name` and __call__(item))")
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -32,7 +32,8 @@ class MetricResult:
 class Metric(Protocol):
     """`(item) -> MetricResult | float | bool | None`; `name` labels its results."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def __call__(self, item: EvalItem) -> MetricResult | float | bool | None: ...
 

@@ -70,14 +70,13 @@ def emit_trajectory(
         history.append(assistant_message(turn))
         history.extend(turn.observations)
         prompt_tokens += len(turn.action_ids) + len(turn.observation_ids)
-    for record in guardrails:
-        _emit_guardrail(tracer, parent, ctx, record, traj, end)
-    for name, score in traj.reward_parts.items():
-        text = (explanations or {}).get(name, "")
-        record = EvaluationRecord(name, score, "unjudged" if score is None else "", text)
-        _emit_evaluation(tracer, parent, ctx, record, end)
-    for record in evaluations:
-        _emit_evaluation(tracer, parent, ctx, record, end)
+    for scan in guardrails:
+        _emit_guardrail(tracer, parent, ctx, scan, end)
+    parts = [EvaluationRecord(name, score, "unjudged" if score is None else "",
+                              (explanations or {}).get(name, ""))
+             for name, score in traj.reward_parts.items()]
+    for verdict in [*parts, *evaluations]:
+        _emit_evaluation(tracer, parent, ctx, verdict, end)
     root.end(end_time=end)
     return format(root.get_span_context().trace_id, "032x")
 
@@ -171,7 +170,7 @@ def _emit_tool(tracer: otel.Tracer, parent: Any, ctx: RunContext, turn_index: in
 
 
 def _emit_guardrail(tracer: otel.Tracer, parent: Any, ctx: RunContext,
-                    record: GuardrailRecord, traj: Trajectory, fallback: int) -> None:
+                    record: GuardrailRecord, fallback: int) -> None:
     attrs: dict[str, Any] = {
         c.SPAN_KIND: c.GUARDRAIL, c.SESSION_ID: ctx.run,
         c.RL_GUARD_SCANNERS: list(record.scanners), c.RL_GUARD_ACTION: record.action,

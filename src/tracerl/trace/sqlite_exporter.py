@@ -46,6 +46,7 @@ def _resource_json(resource: Resource) -> str:
 
 def span_row(span: ReadableSpan) -> tuple[Any, ...]:
     ctx = span.get_span_context()
+    assert ctx is not None, "SDK spans always carry a context"
     attrs = _jsonable(span.attributes)
     events = [{"name": e.name, "timestamp": e.timestamp, "attributes": _jsonable(e.attributes)}
               for e in span.events]

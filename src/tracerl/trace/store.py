@@ -133,8 +133,12 @@ _TRAJ_COLUMNS = ("trace_id, run, step, group_index, sample_index, policy_version
 
 
 def _span_from_row(row: tuple[Any, ...]) -> SpanRecord:
-    return SpanRecord(*row[:9], attributes=json.loads(row[9]), events=json.loads(row[10]),
-                      resource=json.loads(row[11]), scope=row[12] or "")
+    return SpanRecord(
+        trace_id=row[0], span_id=row[1], parent_id=row[2], name=row[3], kind=row[4],
+        start_ns=row[5], end_ns=row[6], status_code=row[7], status_message=row[8],
+        attributes=json.loads(row[9]), events=json.loads(row[10]),
+        resource=json.loads(row[11]), scope=row[12] or "",
+    )
 
 
 class TraceStore:

@@ -135,7 +135,7 @@ class JsonSchemaMatch:
     name: str = "json_schema"
 
     def __post_init__(self) -> None:
-        jsonschema.validators.validator_for(self.schema).check_schema(self.schema)
+        jsonschema.validators.validator_for(self.schema).check_schema(dict(self.schema))
 
     def __call__(self, item: EvalItem) -> MetricResult:
         try:
