@@ -50,7 +50,8 @@ def make_trajectory(turns: int, i: int, tokens: int = 200) -> Trajectory:
             started_at=t0, ended_at=t0 + 0.02))
     return Trajectory(task=task, prompt_ids=list(range(300)), turns=out, outcome_reward=1.0,
                       reward_parts={"correct": 1.0, "format": 1.0},
-                      advantages=[0.1] * (turns * tokens * 3 // 2), group_index=i // 8, sample_index=i % 8)
+                      advantages=[0.1] * (turns * tokens * 3 // 2), group_index=i // 8,
+                      sample_index=i % 8)
 
 
 def per_traj_us(seconds: float, n: int) -> float:
