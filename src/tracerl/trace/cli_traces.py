@@ -88,8 +88,8 @@ def _show(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
     tree = store.tree(store.resolve_trace_id(args.trace_id))
     for depth, span in tree.walk():
         pad = "  " * depth
-        out.write(f"{pad}{span.kind or '-'} {span.name} ({span.duration_ms:.1f} ms) "
-                  f"{_summary(span)}\n".rstrip(" ") )
+        line = f"{pad}{span.kind or '-'} {span.name} ({span.duration_ms:.1f} ms) {_summary(span)}"
+        out.write(line.rstrip() + "\n")
         if args.attributes:
             for key, value in sorted(span.attributes.items()):
                 out.write(f"{pad}    {key} = {json.dumps(value)[:200]}\n")
