@@ -1,0 +1,140 @@
+"""`tracerl eval`: score a JSONL file of conversations or a trace store with metrics.
+
+    tracerl eval convs.jsonl --metric exact_match --metric bleu:max_n=2
+    tracerl eval runs/exp1 --run exp1 --metric "tool_selection:required=search|fetch" --json
+    tracerl eval convs.jsonl --metric rubric_judge:rubric="Is it polite?" \\
+        --judge-url http://127.0.0.1:8000/v1 --judge-model qwen
+
+A metric spec is `name` or `name:key=value,key=value`; values are JSON when they parse
+(numbers, true), lists are `a|b`, and `@file.json` reads a JSON file (schemas).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from tracerl.evals.evaluate import EvalReport, evaluate
+from tracerl.evals.judges import JudgeConfig, RubricJudge
+from tracerl.evals.metric import Metric
+from tracerl.evals.metrics import (
+    Bleu,
+    Contains,
+    EditDistance,
+    ExactMatch,
+    JsonSchemaMatch,
+    JsonValid,
+    Latency,
+    LoopDetection,
+    NumericMatch,
+    RegexMatch,
+    RougeL,
+    StepEfficiency,
+    TokenCount,
+    ToolCallValidity,
+    ToolSelection,
+    TrajectoryMatch,
+)
+
+LIST_KEYS = ("required", "forbidden")
+
+# CLI names -> constructors. Python callers build metric objects directly; the CLI needs
+# names, so this table exists for it alone.
+METRICS: dict[str, Callable[..., Any]] = {
+    "exact_match": ExactMatch, "contains": Contains, "regex_match": RegexMatch,
+    "numeric_match": NumericMatch, "json_valid": JsonValid, "json_schema": JsonSchemaMatch,
+    "bleu": Bleu, "rouge_l": RougeL, "edit_similarity": EditDistance,
+    "tool_selection": ToolSelection, "tool_call_validity": ToolCallValidity,
+    "step_efficiency": StepEfficiency, "no_loop": LoopDetection,
+    "trajectory_match": TrajectoryMatch, "latency_s": Latency, "tokens": TokenCount,
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", help="a .jsonl file of {'messages': [...], ...} lines, or a "
+                                     "trace store (run directory or traces.sqlite)")
+    parser.add_argument("--metric", action="append", default=[], metavar="SPEC",
+                        help=f"name[:key=value,...]; names: {', '.join(METRICS)}, rubric_judge")
+    parser.add_argument("--run", help="with a trace store: only this run")
+    parser.add_argument("--json", action="store_true", help="print the full report as JSON")
+    parser.add_argument("--out", help="also write the full JSON report to this file")
+    parser.add_argument("--judge-url", help="OpenAI-compatible base URL for rubric_judge")
+    parser.add_argument("--judge-model", help="model name for rubric_judge")
+
+
+def _value(key: str, raw: str) -> Any:
+    if raw.startswith("@"):
+        return json.loads(Path(raw[1:]).read_text(encoding="utf-8"))
+    if key in LIST_KEYS or "|" in raw:
+        return tuple(part for part in raw.split("|") if part)
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw.strip('"')
+
+
+def parse_metric(spec: str, args: argparse.Namespace) -> Metric:
+    """`name:key=value,...` -> a Metric; bad names and options are ValueErrors."""
+    name, _, rest = spec.partition(":")
+    kwargs = {}
+    for part in filter(None, rest.split(",")):
+        key, eq, raw = part.partition("=")
+        if not eq:
+            raise ValueError(f"metric option {part!r} in {spec!r} is not key=value")
+        kwargs[key.strip()] = _value(key.strip(), raw)
+    if name == "rubric_judge":
+        if not (args.judge_url and args.judge_model):
+            raise ValueError("rubric_judge needs --judge-url and --judge-model")
+        return RubricJudge(JudgeConfig(args.judge_url, args.judge_model), **kwargs)
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {name!r}; choose from {sorted(METRICS)}")
+    try:
+        return METRICS[name](**kwargs)
+    except TypeError as exc:
+        raise ValueError(f"metric {name!r}: {exc}") from exc
+
+
+def _load_data(args: argparse.Namespace) -> Any:
+    """What evaluate() scores. Other sources (e.g. evaluating a checkpoint on a task
+    family) add a branch here and return Trajectories."""
+    path = Path(args.data)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    return path
+
+
+def _report(report: EvalReport, args: argparse.Namespace, out: TextIO) -> None:
+    full = json.dumps(report.to_dict(), indent=2, default=str)
+    if args.out:
+        Path(args.out).write_text(full + "\n", encoding="utf-8")
+    out.write((full if args.json else report.table()) + "\n")
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Exit code 0 when scored (failures are in the report), 2 on bad input."""
+    out = out or sys.stdout
+    try:
+        if not args.metric:
+            raise ValueError(f"give at least one --metric; names: {', '.join(METRICS)}")
+        metrics = [parse_metric(spec, args) for spec in args.metric]
+        report = evaluate(metrics, _load_data(args), run=args.run)
+    except (ValueError, KeyError, FileNotFoundError, TypeError) as exc:
+        sys.stderr.write(f"tracerl eval: {exc}\n")
+        return 2
+    _report(report, args, out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tracerl eval", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

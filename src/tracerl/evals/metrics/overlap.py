@@ -1,0 +1,135 @@
+"""Reference-overlap metrics: BLEU, ROUGE-L and edit distance, computed locally.
+
+Tokens are lower-cased word characters runs (`\\w+`), so punctuation and case do not
+count; edit distance works on characters.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tracerl.evals.items import EvalItem
+from tracerl.evals.metric import MetricResult
+
+_WORD = re.compile(r"\w+")
+
+
+def tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(words[i: i + n]) for i in range(len(words) - n + 1))
+
+
+def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: int = 4,
+         smoothing: str = "none") -> float:
+    """Sentence BLEU (Papineni et al., 2002): clipped n-gram precisions, geometric mean,
+    brevity penalty against the closest reference length.
+
+    smoothing "add1" adds one to numerator and denominator of every n > 1 precision
+    (Lin & Och, 2004), so a short sentence missing 4-grams does not score 0.
+    """
+    if smoothing not in ("none", "add1"):
+        raise ValueError(f"bleu smoothing must be 'none' or 'add1', got {smoothing!r}")
+    if not candidate or not references:
+        return 0.0
+    log_sum = 0.0
+    for n in range(1, max_n + 1):
+        cand = _ngrams(candidate, n)
+        best: Counter[tuple[str, ...]] = Counter()
+        for ref in references:
+            best |= _ngrams(ref, n)
+        matched = sum(min(c, best[g]) for g, c in cand.items())
+        total = max(len(candidate) - n + 1, 0)
+        if smoothing == "add1" and n > 1:
+            matched, total = matched + 1, total + 1
+        if matched == 0 or total == 0:
+            return 0.0
+        log_sum += math.log(matched / total) / max_n
+    ref_len = min((abs(len(r) - len(candidate)), len(r)) for r in references)[1]
+    bp = 1.0 if len(candidate) > ref_len else math.exp(1 - ref_len / len(candidate))
+    return bp * math.exp(log_sum)
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def rouge_l(candidate: Sequence[str], reference: Sequence[str], beta: float = 1.0) -> float:
+    """ROUGE-L F-measure (Lin, 2004): LCS-based precision and recall, weighted by beta."""
+    lcs = lcs_length(candidate, reference)
+    if lcs == 0:
+        return 0.0
+    p, r = lcs / len(candidate), lcs / len(reference)
+    return (1 + beta**2) * p * r / (r + beta**2 * p)
+
+
+def levenshtein(a: str, b: str) -> int:
+    """Minimum insertions, deletions and substitutions turning a into b."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        cur = [i]
+        for j, y in enumerate(b, start=1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def _references(item: EvalItem, key: str) -> list[str]:
+    ref = item.require(key)
+    return [str(r) for r in ref] if isinstance(ref, (list, tuple)) else [str(ref)]
+
+
+@dataclass(frozen=True)
+class Bleu:
+    """Sentence BLEU against the reference field (a string or a list of them)."""
+
+    reference_key: str = "answer"
+    max_n: int = 4
+    smoothing: str = "add1"
+    name: str = "bleu"
+
+    def __call__(self, item: EvalItem) -> float:
+        refs = [tokens(r) for r in _references(item, self.reference_key)]
+        return bleu(tokens(item.output_text()), refs, self.max_n, self.smoothing)
+
+
+@dataclass(frozen=True)
+class RougeL:
+    """ROUGE-L F against the reference field (best over several references)."""
+
+    reference_key: str = "answer"
+    beta: float = 1.0
+    name: str = "rouge_l"
+
+    def __call__(self, item: EvalItem) -> float:
+        cand = tokens(item.output_text())
+        return max(rouge_l(cand, tokens(r), self.beta)
+                   for r in _references(item, self.reference_key))
+
+
+@dataclass(frozen=True)
+class EditDistance:
+    """Character edit similarity: 1 - levenshtein / longer length (1.0 = identical);
+    the raw distance is in details."""
+
+    reference_key: str = "answer"
+    name: str = "edit_similarity"
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        out, ref = item.output_text(), _references(item, self.reference_key)[0]
+        dist = levenshtein(out, ref)
+        longest = max(len(out), len(ref))
+        return MetricResult(1.0 - dist / longest if longest else 1.0,
+                            passed=dist == 0, details={"distance": dist})

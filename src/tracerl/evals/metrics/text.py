@@ -1,0 +1,149 @@
+"""Answer-checking metrics on the final assistant text: exact, regex, contains, numeric,
+JSON validity and JSON schema. The reference comes from a reference field
+(`reference_key`, default "answer": the task's answer for training trajectories)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from tracerl.evals.items import EvalItem
+from tracerl.evals.metric import MetricResult
+
+_NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def normalise(text: str) -> str:
+    """Casefold and collapse whitespace (so "The  Answer\\n" equals "the answer")."""
+    return " ".join(text.split()).casefold()
+
+
+@dataclass(frozen=True)
+class ExactMatch:
+    reference_key: str = "answer"
+    normalize: bool = True
+    name: str = "exact_match"
+
+    def __call__(self, item: EvalItem) -> bool:
+        out, ref = item.output_text(), str(item.require(self.reference_key))
+        return normalise(out) == normalise(ref) if self.normalize else out == ref
+
+
+@dataclass(frozen=True)
+class RegexMatch:
+    """Does the output match `pattern` (anywhere, or in full with `full=True`)?"""
+
+    pattern: str
+    full: bool = False
+    name: str = "regex_match"
+
+    def __post_init__(self) -> None:
+        try:
+            re.compile(self.pattern)
+        except re.error as exc:
+            raise ValueError(f"RegexMatch.pattern {self.pattern!r} is invalid: {exc}") from exc
+
+    def __call__(self, item: EvalItem) -> bool:
+        text = item.output_text()
+        found = re.fullmatch(self.pattern, text) if self.full else re.search(self.pattern, text)
+        return found is not None
+
+
+@dataclass(frozen=True)
+class Contains:
+    """Does the output contain `substring` (or the reference field when it is None)?"""
+
+    substring: str | None = None
+    reference_key: str = "answer"
+    case_sensitive: bool = False
+    name: str = "contains"
+
+    def __call__(self, item: EvalItem) -> bool:
+        needle = self.substring if self.substring is not None else str(
+            item.require(self.reference_key))
+        text = item.output_text()
+        if not self.case_sensitive:
+            needle, text = needle.casefold(), text.casefold()
+        return needle in text
+
+
+def last_number(text: str) -> float | None:
+    """The last number written in `text` ("1,234.5" -> 1234.5), or None."""
+    for token in reversed(_NUMBER.findall(text)):
+        try:
+            return float(token.replace(",", ""))
+        except ValueError:
+            continue
+    return None
+
+
+@dataclass(frozen=True)
+class NumericMatch:
+    """The output's last number equals the reference within tolerances (math.isclose)."""
+
+    reference_key: str = "answer"
+    rel_tol: float = 1e-6
+    abs_tol: float = 1e-9
+    name: str = "numeric_match"
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        ref = item.require(self.reference_key)
+        gold = float(ref) if isinstance(ref, (int, float)) else last_number(str(ref))
+        if gold is None:
+            raise ValueError(f"reference {ref!r} of item {item.id!r} holds no number")
+        got = last_number(item.output_text())
+        ok = got is not None and math.isclose(got, gold, rel_tol=self.rel_tol,
+                                              abs_tol=self.abs_tol)
+        return MetricResult(float(ok), passed=ok, details={"output": got, "reference": gold})
+
+
+def parse_json_output(text: str) -> Any:
+    """The JSON value in `text`: the whole text, else the first ``` fenced block."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        fenced = _FENCE.search(text)
+        if fenced is None:
+            raise
+        return json.loads(fenced.group(1))
+
+
+@dataclass(frozen=True)
+class JsonValid:
+    name: str = "json_valid"
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        try:
+            parse_json_output(item.output_text())
+        except json.JSONDecodeError as exc:
+            return MetricResult(0.0, passed=False, details={"error": exc.msg})
+        return MetricResult(1.0, passed=True)
+
+
+@dataclass(frozen=True)
+class JsonSchemaMatch:
+    """The output is JSON and valid against `schema`."""
+
+    schema: Mapping[str, Any]
+    name: str = "json_schema"
+
+    def __post_init__(self) -> None:
+        jsonschema.validators.validator_for(self.schema).check_schema(dict(self.schema))
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        try:
+            value = parse_json_output(item.output_text())
+        except json.JSONDecodeError as exc:
+            return MetricResult(0.0, passed=False, details={"error": f"not JSON: {exc.msg}"})
+        validator = jsonschema.validators.validator_for(self.schema)(self.schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        if error is not None:
+            return MetricResult(0.0, passed=False, details={"error": error.message})
+        return MetricResult(1.0, passed=True)

@@ -1,0 +1,182 @@
+"""Metrics over the tool calls of a trajectory: selection, validity, efficiency, loops,
+and trajectory match against reference messages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from tracerl.evals.args_compare import ArgsOption
+from tracerl.evals.items import EvalItem
+from tracerl.evals.match import MatchMode, trajectory_match
+from tracerl.evals.metric import MetricResult
+from tracerl.types import Message, ToolCall
+
+
+def calls_of(item: EvalItem) -> list[ToolCall]:
+    return [c for t in item.trajectory.turns for c in t.tool_calls]
+
+
+def _key(call: ToolCall) -> str:
+    return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class ToolSelection:
+    """Were the required tools used and the forbidden ones avoided?
+
+    Score: the fraction of constraints met (each required tool used, each forbidden
+    tool not used); passed when all are.
+    """
+
+    required: tuple[str, ...] = ()
+    forbidden: tuple[str, ...] = ()
+    name: str = "tool_selection"
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        used = {c.name for c in calls_of(item)}
+        missing = [t for t in self.required if t not in used]
+        misused = [t for t in self.forbidden if t in used]
+        total = len(self.required) + len(self.forbidden)
+        met = total - len(missing) - len(misused)
+        return MetricResult(met / total if total else 1.0, passed=not missing and not misused,
+                            details={"missing": missing, "forbidden_used": misused})
+
+
+def _parameters(spec: Any) -> tuple[str, dict[str, Any]]:
+    """An OpenAI tool spec {"type": "function", "function": {...}} -> (name, schema)."""
+    fn = spec.get("function", spec)
+    if "name" not in fn:
+        raise ValueError(f"tool spec has no name: {spec!r:.200}")
+    return fn["name"], fn.get("parameters", {"type": "object"})
+
+
+@dataclass(frozen=True)
+class ToolCallValidity:
+    """Fraction of calls naming a known tool with arguments valid for its JSON schema.
+
+    `schemas`: {tool name: parameters schema} or a list of OpenAI tool specs.
+    A trajectory without calls scores 1.0 (nothing invalid), marked vacuous.
+    """
+
+    schemas: Mapping[str, Any] | Sequence[Mapping[str, Any]]
+    name: str = "tool_call_validity"
+    _validators: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        pairs = (self.schemas.items() if isinstance(self.schemas, Mapping)
+                 else (_parameters(s) for s in self.schemas))
+        validators = {}
+        for tool, schema in pairs:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)  # a broken schema is an error here, not a 0 score later
+            validators[tool] = cls(schema)
+        object.__setattr__(self, "_validators", validators)
+
+    def _problem(self, call: ToolCall) -> str | None:
+        validator = self._validators.get(call.name)
+        if validator is None:
+            return f"unknown tool {call.name!r}"
+        error = jsonschema.exceptions.best_match(validator.iter_errors(call.arguments))
+        return None if error is None else f"{call.name}: {error.message}"
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        calls = calls_of(item)
+        problems = [p for c in calls if (p := self._problem(c)) is not None]
+        valid = len(calls) - len(problems)
+        return MetricResult(valid / len(calls) if calls else 1.0, passed=not problems,
+                            details={"invalid": problems, "vacuous": not calls})
+
+
+@dataclass(frozen=True)
+class StepEfficiency:
+    """1 - (redundant calls / calls): a call identical (name and arguments) to an earlier
+    one is redundant, since its result is already in the context."""
+
+    name: str = "step_efficiency"
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        calls = calls_of(item)
+        seen: set[str] = set()
+        redundant = 0
+        for call in calls:
+            key = _key(call)
+            redundant += key in seen
+            seen.add(key)
+        score = 1.0 - redundant / len(calls) if calls else 1.0
+        return MetricResult(score, passed=redundant == 0, details={"redundant": redundant})
+
+
+def _steps(item: EvalItem) -> list[str]:
+    """One token per turn: its tool calls if any, else its text (what a loop repeats)."""
+    out = []
+    for turn in item.trajectory.turns:
+        out.append("|".join(_key(c) for c in turn.tool_calls) if turn.tool_calls
+                   else "text:" + turn.action_text.strip())
+    return out
+
+
+def find_loop(steps: Sequence[str], min_repeats: int, max_period: int) -> tuple[int, int, int]:
+    """(start, period, repeats) of the first run of a block of `period` steps repeated
+    back to back at least `min_repeats` times; (-1, 0, 0) when there is none."""
+    n = len(steps)
+    for start in range(n):
+        for period in range(1, max_period + 1):
+            repeats = 1
+            while (start + (repeats + 1) * period <= n and
+                   steps[start + repeats * period: start + (repeats + 1) * period]
+                   == steps[start: start + period]):
+                repeats += 1
+            if repeats >= min_repeats:
+                return start, period, repeats
+    return -1, 0, 0
+
+
+@dataclass(frozen=True)
+class LoopDetection:
+    """0.0 when the agent repeats the same block of turns `min_repeats` times in a row
+    (A A A, or A B A B A B for period 2), else 1.0."""
+
+    min_repeats: int = 3
+    max_period: int = 4
+    name: str = "no_loop"
+
+    def __post_init__(self) -> None:
+        if self.min_repeats < 2 or self.max_period < 1:
+            raise ValueError("LoopDetection needs min_repeats >= 2 and max_period >= 1")
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        start, period, repeats = find_loop(_steps(item), self.min_repeats, self.max_period)
+        looped = start >= 0
+        return MetricResult(0.0 if looped else 1.0, passed=not looped,
+                            details={"start": start, "period": period, "repeats": repeats})
+
+
+@dataclass(frozen=True)
+class TrajectoryMatch:
+    """trajectory_match against the messages in reference field `reference_key`;
+    score = 1.0/0.0 for passed, or the F1 of the call pairing with `score="f1"`."""
+
+    mode: MatchMode = "strict"
+    args: ArgsOption = "exact"
+    reference_key: str = "reference_messages"
+    score: str = "passed"
+    name: str = "trajectory_match"
+
+    def __post_init__(self) -> None:
+        if self.score not in ("passed", "f1"):
+            raise ValueError(f"TrajectoryMatch.score must be 'passed' or 'f1', got {self.score!r}")
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        reference = item.require(self.reference_key)
+        ref = [m if isinstance(m, Message) else Message.from_openai(m) for m in reference]
+        result = trajectory_match(item.messages(), ref, mode=self.mode, args=self.args)
+        value = result.f1 if self.score == "f1" else float(result.passed)
+        return MetricResult(value, passed=result.passed, details={
+            "precision": result.precision, "recall": result.recall, "f1": result.f1,
+            "missing": [c.name for c in result.missing], "extra": [c.name for c in result.extra],
+            "vacuous": result.vacuous, "reason": result.reason})

@@ -1,0 +1,130 @@
+"""`tracerl traces list|show|export`: read a run's trace store from the shell.
+
+    tracerl traces list runs/exp1 --runs
+    tracerl traces list runs/exp1 --tool calculator --min-reward 1 --json
+    tracerl traces show runs/exp1 3fa2c1
+    tracerl traces export runs/exp1 --format openai --out convs.jsonl --status done
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TextIO
+
+from tracerl.trace import conventions as c
+from tracerl.trace.export import write_conversations, write_otlp_json
+from tracerl.trace.store import SpanRecord, TraceStore, TrajectorySummary
+from tracerl.trace.table import format_table
+
+
+def _add_filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", help="run directory or traces.sqlite file")
+    p.add_argument("--run", help="only this run (session.id)")
+    p.add_argument("--step", type=int, help="only this training step")
+    p.add_argument("--status", choices=("done", "truncated", "error"), help="only this status")
+    p.add_argument("--tool", help="only trajectories that called this tool")
+    p.add_argument("--min-reward", type=float, help="only outcome reward >= this")
+    p.add_argument("--max-reward", type=float, help="only outcome reward <= this")
+    p.add_argument("--limit", type=int, help="at most this many trajectories")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="traces_command", required=True)
+    ls = sub.add_parser("list", help="list runs or trajectories")
+    _add_filters(ls)
+    ls.add_argument("--runs", action="store_true", help="one line per run instead")
+    ls.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    show = sub.add_parser("show", help="print one trajectory's span tree")
+    show.add_argument("store", help="run directory or traces.sqlite file")
+    show.add_argument("trace_id", help="trace id or a unique prefix of it")
+    show.add_argument("--attributes", action="store_true", help="print every attribute")
+    exp = sub.add_parser("export", help="export trajectories to a file")
+    _add_filters(exp)
+    exp.add_argument("--format", choices=("openai", "otlp"), default="openai",
+                     help="openai: JSONL conversations; otlp: OTLP/JSON, one request a line")
+    exp.add_argument("--out", help="output file (default: stdout)")
+
+
+def _selected(store: TraceStore, args: argparse.Namespace) -> list[TrajectorySummary]:
+    return store.trajectories(run=args.run, step=args.step, status=args.status, tool=args.tool,
+                              min_reward=args.min_reward, max_reward=args.max_reward,
+                              limit=args.limit)
+
+
+def _list(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
+    if args.runs:
+        rows: list[Any] = store.runs()
+        headers = ["run", "trajectories", "steps", "mean_reward", "errors"]
+    else:
+        rows = _selected(store, args)
+        headers = ["trace_id", "run", "step", "group_index", "sample_index", "status",
+                   "reward", "task_id"]
+    if args.json:
+        for r in rows:
+            out.write(json.dumps(asdict(r)) + "\n")
+        return 0
+    table = [[getattr(r, h) for h in headers] for r in rows]
+    out.write(format_table(headers, table) + "\n")
+    return 0
+
+
+def _summary(span: SpanRecord) -> str:
+    a = span.attributes
+    bits = []
+    for key in (c.RL_REWARD, c.RL_STATUS, c.TOKENS_TOTAL, c.TOOL_NAME, c.EVAL_SCORE,
+                c.RL_GUARD_ACTION, c.RL_TURN_REWARD):
+        if key in a:
+            bits.append(f"{key}={a[key]}")
+    if span.status_code == "ERROR":
+        bits.append(f"ERROR {span.status_message}")
+    return " ".join(bits)
+
+
+def _show(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
+    tree = store.tree(store.resolve_trace_id(args.trace_id))
+    for depth, span in tree.walk():
+        pad = "  " * depth
+        line = f"{pad}{span.kind or '-'} {span.name} ({span.duration_ms:.1f} ms) {_summary(span)}"
+        out.write(line.rstrip() + "\n")
+        if args.attributes:
+            for key, value in sorted(span.attributes.items()):
+                out.write(f"{pad}    {key} = {json.dumps(value)[:200]}\n")
+    return 0
+
+
+def _export(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
+    ids = [t.trace_id for t in _selected(store, args)]
+    writer = write_conversations if args.format == "openai" else write_otlp_json
+    if args.out:
+        with Path(args.out).open("w", encoding="utf-8") as f:
+            n = writer(store, ids, f)
+        sys.stderr.write(f"wrote {len(ids)} trajectories ({n} records) to {args.out}\n")
+    else:
+        writer(store, ids, out)
+    return 0
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run one `tracerl traces` subcommand; returns the exit code (2 on bad input)."""
+    out = out or sys.stdout
+    commands = {"list": _list, "show": _show, "export": _export}
+    try:
+        with TraceStore(args.store) as store:
+            return commands[args.traces_command](store, args, out)
+    except (FileNotFoundError, KeyError, ValueError) as exc:
+        sys.stderr.write(f"tracerl traces: {exc}\n")
+        return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tracerl traces", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,105 @@
+"""Rebuild Trajectories from the trace store and re-score them with another Reward.
+
+A reward is a function of the trajectory; the trace keeps everything it reads (task,
+token ids, action text, tool calls and recorded tool outputs, statuses). So "how would
+my changed reward have scored last week's rollouts?" needs no model and no tools:
+rebuild each trajectory from its spans and apply the new Reward.
+Advantages are not stored per token (only their mean), so rebuilt trajectories have
+`advantages=None`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tracerl.rewards.base import Reward
+from tracerl.trace import conventions as c
+from tracerl.trace.store import SpanRecord, TraceStore
+from tracerl.types import Status, Task, ToolCall, ToolResult, Trajectory, Turn
+
+
+def _seconds(ns: int) -> float:
+    return ns / 1e9
+
+
+def _tool_result(span: SpanRecord) -> ToolResult:
+    a = span.attributes
+    call = ToolCall(a[c.TOOL_NAME], json.loads(a.get(c.TOOL_PARAMETERS) or "{}"),
+                    id=a.get(c.TOOL_CALL_ID, ""))
+    return ToolResult(call, a.get(c.OUTPUT_VALUE, ""), ok=bool(a.get(c.RL_TOOL_OK, True)),
+                      error=a.get(c.RL_TOOL_ERROR), started_at=_seconds(span.start_ns),
+                      ended_at=_seconds(span.end_ns))
+
+
+def _turn(span: SpanRecord, tools: list[SpanRecord]) -> Turn:
+    a = span.attributes
+    outputs = c.messages_from_attributes(a, c.OUTPUT_MESSAGES)
+    return Turn(
+        action_ids=json.loads(a.get(c.RL_ACTION_IDS, "[]")),
+        action_logprobs=json.loads(a.get(c.RL_ACTION_LOGPROBS, "[]")),
+        action_text=a.get(c.OUTPUT_VALUE, ""),
+        observation_ids=json.loads(a.get(c.RL_OBSERVATION_IDS, "[]")),
+        observations=c.messages_from_json(a.get(c.RL_OBSERVATIONS, "[]")),
+        tool_calls=list(outputs[0].tool_calls) if outputs else [],
+        tool_results=[_tool_result(t) for t in tools],
+        reward=a.get(c.RL_TURN_REWARD),
+        info=json.loads(a.get(c.RL_TURN_INFO, "{}")),
+        started_at=_seconds(span.start_ns), ended_at=_seconds(span.end_ns),
+    )
+
+
+def trajectory_from_spans(spans: Sequence[SpanRecord]) -> Trajectory:
+    """The Trajectory recorded in one trace (spans as `TraceStore.spans` returns them)."""
+    agents = [s for s in spans if s.kind == c.AGENT and c.RL_RUN in s.attributes]
+    if len(agents) != 1:
+        raise ValueError(f"expected one trajectory (AGENT) span, found {len(agents)}")
+    a = agents[0].attributes
+    llm = sorted((s for s in spans if s.kind == c.LLM), key=lambda s: s.attributes[c.RL_TURN_INDEX])
+    tools = [s for s in spans if s.kind == c.TOOL]
+    turns = [_turn(s, [t for t in tools if t.attributes.get(c.RL_TURN_INDEX) == i])
+             for i, s in enumerate(llm)]
+    task = Task(id=a.get(c.RL_TASK_ID, ""),
+                messages=tuple(c.messages_from_json(a.get(c.RL_TASK_MESSAGES, "[]"))),
+                answer=json.loads(a.get(c.RL_TASK_ANSWER, "null")),
+                metadata=json.loads(a.get(c.RL_TASK_METADATA, "{}")))
+    return Trajectory(
+        task=task, prompt_ids=json.loads(a.get(c.RL_PROMPT_IDS, "[]")), turns=turns,
+        status=Status(a.get(c.RL_STATUS, "done")), outcome_reward=a.get(c.RL_REWARD),
+        reward_parts=json.loads(a.get(c.RL_REWARD_PARTS, "{}")),
+        metrics={k[len(c.RL_METRIC_PREFIX):]: v for k, v in a.items()
+                 if k.startswith(c.RL_METRIC_PREFIX)},
+        group_index=a.get(c.RL_GROUP, 0), sample_index=a.get(c.RL_SAMPLE, 0),
+        policy_version=a.get(c.RL_POLICY_VERSION, 0), error=a.get(c.RL_ERROR),
+    )
+
+
+def load_trajectory(store: TraceStore, trace_id: str) -> Trajectory:
+    return trajectory_from_spans(store.spans(store.resolve_trace_id(trace_id)))
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    trace_id: str
+    recorded: float | None
+    """The outcome reward recorded at training time."""
+    replayed: float | None
+    """What `reward` gives the rebuilt trajectory (None: unjudged)."""
+    error: str | None = None
+    """Set when the reward raised: contained and reported, never a crash."""
+
+
+def replay_reward(
+    store: TraceStore, reward: Reward, trace_ids: Sequence[str]
+) -> list[ReplayResult]:
+    """Score each recorded trajectory with `reward`; one result per trace id."""
+    out = []
+    for trace_id in trace_ids:
+        traj = load_trajectory(store, trace_id)
+        try:
+            out.append(ReplayResult(trace_id, traj.outcome_reward, reward(traj)))
+        except Exception as exc:  # noqa: BLE001 - one failing reward is counted, not fatal
+            out.append(ReplayResult(trace_id, traj.outcome_reward, None,
+                                    f"{type(exc).__name__}: {exc}"))
+    return out

@@ -1,0 +1,90 @@
+"""`tracerl eval` through add_arguments/run and `python -m`."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from eval_fixtures import make_trajectory
+
+from tracerl.evals.cli_eval import add_arguments, parse_metric, run
+from tracerl.evals.metrics import ToolSelection
+from tracerl.trace import Tracer
+
+
+@pytest.fixture
+def jsonl(tmp_path):
+    path = tmp_path / "c.jsonl"
+    rows = [{"id": "a", "answer": "Paris", "messages": [
+                {"role": "user", "content": "Capital of France?"},
+                {"role": "assistant", "content": "Paris"}]},
+            {"id": "b", "answer": "Rome", "messages": [
+                {"role": "user", "content": "Capital of Italy?"},
+                {"role": "assistant", "content": "Milan"}]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _cli(*argv: str) -> tuple[int, str]:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    out = io.StringIO()
+    return run(parser.parse_args(list(argv)), out=out), out.getvalue()
+
+
+def test_table_output(jsonl):
+    code, out = _cli(str(jsonl), "--metric", "exact_match", "--metric", "edit_similarity")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("exact_match"))
+    assert row.split()[1] == "0.5"
+
+
+def test_json_output_and_file(jsonl, tmp_path):
+    out_file = tmp_path / "r.json"
+    code, out = _cli(str(jsonl), "--metric", "contains", "--json", "--out", str(out_file))
+    assert json.loads(out)["aggregates"]["contains"]["mean"] == 0.5
+    assert json.loads(out_file.read_text()) == json.loads(out)
+
+
+def test_trace_store_input(tmp_path):
+    with Tracer.for_run(tmp_path) as tracer:
+        tracer.record_trajectory(make_trajectory(("42", []), answer="42"), run="r")
+    code, out = _cli(str(tmp_path), "--run", "r", "--metric", "numeric_match", "--json")
+    assert json.loads(out)["aggregates"]["numeric_match"]["mean"] == 1.0
+
+
+def test_metric_spec_with_options():
+    metric = parse_metric("tool_selection:required=search|fetch,forbidden=rm",
+                          argparse.Namespace())
+    assert metric == ToolSelection(required=("search", "fetch"), forbidden=("rm",))
+
+
+def test_metric_spec_reads_json_file(tmp_path):
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "object"}')
+    assert parse_metric(f"json_schema:schema=@{schema}", argparse.Namespace()).schema == {
+        "type": "object"}
+
+
+def test_unknown_metric_exits_2(jsonl, capsys):
+    assert _cli(str(jsonl), "--metric", "vibes")[0] == 2
+    assert "unknown metric 'vibes'" in capsys.readouterr().err
+
+
+def test_bad_metric_option_exits_2(jsonl, capsys):
+    assert _cli(str(jsonl), "--metric", "bleu:colour=red")[0] == 2
+    assert "metric 'bleu'" in capsys.readouterr().err
+
+
+def test_no_metric_exits_2(jsonl):
+    assert _cli(str(jsonl))[0] == 2
+
+
+def test_python_dash_m_entry_point(jsonl):
+    proc = subprocess.run([sys.executable, "-m", "tracerl.evals.cli_eval", str(jsonl),
+                           "--metric", "rouge_l"], capture_output=True, text=True, check=True)
+    assert proc.stdout.startswith("metric")

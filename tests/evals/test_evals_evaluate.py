@@ -1,0 +1,105 @@
+"""evaluate(): sources (trajectories, JSONL, trace store), aggregates, contained failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from eval_fixtures import make_trajectory
+
+from tracerl.evals import ExactMatch, Latency, NumericMatch, ToolSelection, evaluate
+from tracerl.evals.items import EvalItem
+from tracerl.trace import Tracer
+
+
+def _trajs():
+    return [make_trajectory(("42", []), answer="42", task_id="a"),
+            make_trajectory(("41", []), answer="42", task_id="b")]
+
+
+class Exploding:
+    name = "exploding"
+
+    def __call__(self, item: EvalItem) -> float:
+        if item.trajectory.task.id == "b":
+            raise RuntimeError("boom")
+        return 0.25
+
+
+def test_aggregates_over_trajectories():
+    report = evaluate([ExactMatch()], _trajs())
+    agg = report.aggregates["exact_match"]
+    assert (agg.mean, agg.pass_rate, agg.scored, agg.failed) == (0.5, 0.5, 2, 0)
+    assert [r.scores["exact_match"] for r in report.items] == [1.0, 0.0]
+
+
+def test_raising_metric_is_a_counted_failure_not_a_crash():
+    report = evaluate([Exploding(), ExactMatch()], _trajs())
+    assert [(f.item_id, f.metric, f.error) for f in report.failures] == [
+        ("b/g0/s0", "exploding", "RuntimeError: boom")]
+    assert report.aggregates["exploding"].failed == 1
+    assert report.aggregates["exploding"].mean == 0.25
+    assert report.items[1].scores["exact_match"] == 0.0
+
+
+def test_none_scores_count_as_unjudged():
+    agg = evaluate([Latency()], _trajs()).aggregates["latency_s"]
+    assert (agg.mean, agg.unjudged, agg.scored) == (None, 2, 0)
+
+
+def test_jsonl_conversations_with_reference_fields(tmp_path):
+    path = tmp_path / "c.jsonl"
+    lines = [
+        {"id": "x", "answer": "7", "messages": [
+            {"role": "user", "content": "3+4?"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "1", "type": "function",
+             "function": {"name": "calc", "arguments": "{\"e\": \"3+4\"}"}}]},
+            {"role": "tool", "content": "7", "tool_call_id": "1"},
+            {"role": "assistant", "content": "It is 7."}]},
+        {"id": "y", "answer": "9", "messages": [{"role": "user", "content": "?"},
+                                                {"role": "assistant", "content": "8"}]},
+    ]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n\n")
+    report = evaluate([NumericMatch(), ToolSelection(required=("calc",))], path)
+    assert [r.id for r in report.items] == ["x", "y"]
+    assert [r.scores["numeric_match"] for r in report.items] == [1.0, 0.0]
+    assert [r.passed["tool_selection"] for r in report.items] == [True, False]
+
+
+def test_jsonl_bad_line_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"messages": []}\n{"nope": 1}\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:2: expected an object with a 'messages'"):
+        evaluate([ExactMatch()], path)
+
+
+def test_trace_store_source(tmp_path):
+    with Tracer.for_run(tmp_path) as tracer:
+        for traj in _trajs():
+            tracer.record_trajectory(traj, run="r")
+    report = evaluate([ExactMatch()], tmp_path, run="r")
+    assert sorted(r.scores["exact_match"] for r in report.items) == [0.0, 1.0]
+    assert all(len(r.id) == 32 for r in report.items)  # trace ids
+
+
+def test_report_table_and_json():
+    report = evaluate([ExactMatch(), Exploding()], _trajs())
+    table = report.table()
+    assert table.splitlines()[0].split()[:2] == ["metric", "mean"]
+    assert "1 failures" in table
+    assert json.loads(json.dumps(report.to_dict()))["aggregates"]["exact_match"]["mean"] == 0.5
+
+
+def test_duplicate_metric_names_are_rejected():
+    with pytest.raises(ValueError, match="repeated: \\['exact_match'\\]"):
+        evaluate([ExactMatch(), ExactMatch()], _trajs())
+
+
+def test_non_metric_is_rejected():
+    with pytest.raises(TypeError, match="is not a Metric"):
+        evaluate([lambda item: 1.0], _trajs())  # type: ignore[list-item]
+
+
+def test_unknown_data_path_is_rejected(tmp_path):
+    with pytest.raises(ValueError, match="expected a .jsonl file"):
+        evaluate([ExactMatch()], tmp_path / "x.csv")

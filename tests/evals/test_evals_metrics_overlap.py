@@ -1,0 +1,70 @@
+"""BLEU, ROUGE-L and edit distance against hand-computed values.
+
+candidate "the cat sat on the mat", reference "the cat is on the mat":
+  unigram precision 5/6 (the x2, cat, on, mat), bigram 3/5 (the cat, on the, the mat),
+  trigram 1/4 (on the mat), 4-gram 0/3; equal lengths so the brevity penalty is 1.
+  BLEU-2 = sqrt(5/6 * 3/5) = sqrt(1/2); BLEU-4 = 0 unsmoothed;
+  add-one for n > 1: (5/6 * 4/6 * 2/5 * 1/4) ** (1/4) = (1/18) ** (1/4).
+  LCS = "the cat on the mat" (5): ROUGE-L P = R = F = 5/6.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from eval_fixtures import item
+
+from tracerl.evals.metrics import Bleu, EditDistance, RougeL, bleu, levenshtein, rouge_l
+from tracerl.evals.metrics.overlap import tokens
+
+CAND, REF = tokens("The cat sat on the mat."), tokens("the cat is on the mat")
+
+
+def test_bleu_2_by_hand():
+    assert bleu(CAND, [REF], max_n=2) == pytest.approx(math.sqrt(0.5))
+
+
+def test_bleu_4_unsmoothed_is_zero_without_4gram_matches():
+    assert bleu(CAND, [REF], max_n=4) == 0.0
+
+
+def test_bleu_4_add_one_smoothing_by_hand():
+    assert bleu(CAND, [REF], max_n=4, smoothing="add1") == pytest.approx((1 / 18) ** 0.25)
+
+
+def test_bleu_brevity_penalty_by_hand():
+    # "the cat" vs "the cat sat": unigram 2/2, bigram 1/1; BP = exp(1 - 3/2).
+    assert bleu(["the", "cat"], [["the", "cat", "sat"]], max_n=2) == pytest.approx(
+        math.exp(-0.5))
+
+
+def test_bleu_uses_closest_reference_length():
+    refs = [["the", "cat", "sat", "down", "here"], ["the", "cat"]]
+    assert bleu(["the", "cat"], refs, max_n=2) == pytest.approx(1.0)
+
+
+def test_rouge_l_by_hand():
+    assert rouge_l(CAND, REF) == pytest.approx(5 / 6)
+    # P = 2/2, R = 2/3 -> F1 = 2 * 1 * (2/3) / (5/3) = 0.8
+    assert rouge_l(["the", "cat"], ["the", "cat", "sat"]) == pytest.approx(0.8)
+
+
+def test_levenshtein_by_hand():
+    assert levenshtein("kitten", "sitting") == 3
+    assert levenshtein("", "abc") == 3
+
+
+def test_metric_classes_read_the_reference_field():
+    it = item("The cat sat on the mat.", answer="the cat is on the mat")
+    assert RougeL()(it) == pytest.approx(5 / 6)
+    assert Bleu(max_n=2, smoothing="none")(it) == pytest.approx(math.sqrt(0.5))
+
+
+def test_edit_similarity_by_hand():
+    result = EditDistance()(item("kitten", answer="sitting"))
+    assert (result.score, result.details["distance"]) == (pytest.approx(1 - 3 / 7), 3)
+
+
+def test_rouge_l_takes_best_reference():
+    assert RougeL()(item("a b", answer=["x y", "a b"])) == 1.0
