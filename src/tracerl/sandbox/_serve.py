@@ -52,7 +52,7 @@ def _target(req: dict, glb: dict, refs: _Refs) -> Any:
     spec = req["target"]
     if "global" in spec:
         return glb[spec["global"]]
-    return refs.get(spec)
+    return refs.get(spec["ref"])
 
 
 def _dispatch(req: dict, glb: dict, refs: _Refs) -> Any:

@@ -119,6 +119,11 @@ def _private_root(binds: list[str], masks: list[str], tmp_mb: int) -> None:
 def setup(cfg: dict) -> dict:
     """Apply what the host allows; return which layers are really in force."""
     layers = {"pid_ns": os.getpid() == 1, "net_ns": _no_external_net(), "private_root": False}
+    try:
+        for module in cfg.get("preload", ()):
+            __import__(module)
+    except Exception as exc:  # reported; the parent refuses such a worker
+        layers["preload_error"] = f"{module}: {type(exc).__name__}: {exc}"
     if cfg.get("private_root"):
         try:
             _private_root(cfg["binds"], cfg["masks"], cfg["tmp_mb"])
@@ -258,7 +263,7 @@ def _prepare_io(job: dict, n: int) -> dict:
     return io
 
 
-def _wait(pid: int, deadline: float, ctrl: socket.socket) -> tuple[int, bool]:
+def _wait(pid: int, deadline: float, ctrl: socket.socket, job_id: str) -> tuple[int, bool]:
     """Wait for `pid` until the deadline or a kill request from the parent.
 
     Returns (wait status, timed_out); a kill request counts as a timeout (the parent
@@ -266,13 +271,17 @@ def _wait(pid: int, deadline: float, ctrl: socket.socket) -> tuple[int, bool]:
     """
     pidfd = os.pidfd_open(pid)
     try:
-        left = deadline - time.monotonic()
-        ready, _, _ = select.select([pidfd, ctrl], [], [], max(left, 0.0))
+        while True:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([pidfd, ctrl], [], [], max(left, 0.0))
+            if ctrl not in ready or pidfd in ready:
+                break
+            msg, _ = _wire.recv_msg(ctrl)  # only kill requests arrive mid-job
+            if msg is None or msg.get("kill") == job_id:
+                break
         timed_out = pidfd not in ready
         if timed_out:
             _kill_all(pid)
-            if ctrl in ready:
-                _wire.recv_msg(ctrl)
         _, status = os.waitpid(pid, 0)
         return status, timed_out
     finally:
@@ -338,7 +347,7 @@ def run_job(job: dict, fds: list[int], n: int, ctrl: socket.socket) -> dict:
             os._exit(255)
     for fd in fds:
         os.close(fd)
-    wstatus, timed_out = _wait(pid, start + job["limits"]["timeout_s"], ctrl)
+    wstatus, timed_out = _wait(pid, start + job["limits"]["timeout_s"], ctrl, job.get("id", ""))
     wall = time.monotonic() - start
     _kill_all(pid)
     _reap_all()
@@ -371,6 +380,8 @@ def main(ctrl_fd: int) -> None:
     n = 0
     while True:
         job, fds = _wire.recv_msg(ctrl, with_fds=True)
+        if job is not None and "kill" in job:
+            continue  # a kill request for a job that has already ended
         if job is None:
             if SCRATCH != "/tmp":
                 shutil.rmtree(SCRATCH, ignore_errors=True)

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import uuid
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -50,7 +51,8 @@ GRACE_S = 5.0
 class _Worker:
     """One warm worker process and the parent's end of its control socket."""
 
-    def __init__(self, isolation: Isolation, limits: Limits, tmp_mb: int) -> None:
+    def __init__(self, isolation: Isolation, limits: Limits, tmp_mb: int,
+                 preload: tuple[str, ...]) -> None:
         parent, child = socket.socketpair()
         prefix = unshare_prefix()
         self.cgroup = PidsCgroup.create(limits.max_procs + 4)
@@ -67,7 +69,7 @@ class _Worker:
         self.sock = parent
         self.sock.settimeout(START_TIMEOUT_S)
         cfg = {"private_root": bool(prefix), "binds": sandbox_binds(),
-               "masks": sandbox_masks(), "tmp_mb": tmp_mb}
+               "masks": sandbox_masks(), "tmp_mb": tmp_mb, "preload": list(preload)}
         try:
             _wire.send_msg(self.sock, cfg)
             ready, _ = _wire.recv_msg(self.sock)
@@ -79,6 +81,9 @@ class _Worker:
             raise RuntimeError(f"sandbox worker failed to start: {self.stderr_tail()}")
         self.layers = self._layers(ready["layers"])
         self.notes = {k: str(v) for k, v in ready["layers"].items() if k.endswith("_error")}
+        if "preload_error" in self.notes:
+            self.kill()
+            raise RuntimeError(f"sandbox worker could not preload: {self.notes['preload_error']}")
         if isolation == "strict" and not all(self.layers[k] for k in STRICT_LAYERS):
             self.kill()
             missing = [k for k in STRICT_LAYERS if not self.layers[k]]
@@ -114,10 +119,10 @@ class _Worker:
             raise OSError("sandbox worker closed its control socket")
         return result
 
-    def request_kill(self) -> None:
-        """Ask the worker to kill the running job now (a session call timed out)."""
+    def request_kill(self, job_id: str) -> None:
+        """Ask the worker to kill job `job_id` now, if it is still the one running."""
         try:
-            _wire.send_msg(self.sock, {"kill": True})
+            _wire.send_msg(self.sock, {"kill": job_id})
         except OSError:
             pass
 
@@ -150,6 +155,7 @@ class SandboxPool:
         isolation: Isolation = "best_effort",
         limits: Limits | None = None,
         tmp_mb: int = 256,
+        preload: tuple[str, ...] = (),
     ) -> None:
         if workers < 1:
             raise ValueError(f"SandboxPool.workers must be >= 1, got {workers}")
@@ -158,6 +164,8 @@ class SandboxPool:
         self.isolation: Isolation = isolation
         self.limits = limits or Limits()
         self.tmp_mb = tmp_mb
+        self.preload = tuple(preload)
+        """Modules every worker imports once at start, so runs fork them ready-made."""
         self._idle: queue.Queue[_Worker | None] = queue.Queue()
         self._lock = threading.Lock()
         self._closed = False
@@ -175,7 +183,7 @@ class SandboxPool:
             log.warning(msg)
 
     def _spawn(self) -> _Worker:
-        return _Worker(self.isolation, self.limits, self.tmp_mb)
+        return _Worker(self.isolation, self.limits, self.tmp_mb, self.preload)
 
     @property
     def missing_isolation(self) -> tuple[str, ...]:
@@ -234,7 +242,8 @@ class SandboxPool:
     def job(self, code: str, limits: Limits, **extra: Any) -> dict[str, Any]:
         if not isinstance(code, str):
             raise TypeError(f"code must be str, got {type(code).__name__}")
-        return {"code": code, "limits": limits.to_wire(), "env": dict(SCRUBBED_ENV),
+        return {"id": uuid.uuid4().hex, "code": code, "limits": limits.to_wire(),
+                "env": dict(SCRUBBED_ENV),
                 "drop_caps": self.layers.get("user_ns", False), **extra}
 
     def execute(self, job: dict[str, Any], fds: list[int] | None = None,

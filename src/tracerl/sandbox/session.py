@@ -30,6 +30,7 @@ class Session:
         self._result: ExecResult | None = None
         self.alive = True
         job = pool.job(code, limits, module_name="__candidate__")
+        self._job_id: str = job["id"]
         self._thread = threading.Thread(
             target=self._run, args=(pool, job, child.fileno()), daemon=True
         )
@@ -70,7 +71,7 @@ class Session:
     def _fail(self) -> None:
         self.alive = False
         if self._worker is not None:
-            self._worker.request_kill()
+            self._worker.request_kill(self._job_id)
 
     def request(self, msg: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
         """One request/reply; None when the child died, hung or broke the protocol."""
