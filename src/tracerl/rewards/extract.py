@@ -20,17 +20,36 @@ def extract_code(text: str) -> str:
     return text
 
 
+_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def all_boxed(text: str) -> list[str]:
+    r"""Contents of every `\boxed{...}` / `\fbox{...}`, braces balanced, in order."""
+    out = []
+    for m in _BOX.finditer(text):
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        if depth == 0:
+            out.append(text[m.end() : j - 1].strip())
+    return out
+
+
 def last_boxed(text: str) -> str | None:
-    r"""Content of the last `\boxed{...}` (or `\fbox{...}`), braces balanced."""
-    start = max(text.rfind("\\boxed{"), text.rfind("\\fbox{"))
-    if start < 0:
-        return None
-    i = text.index("{", start) + 1
-    depth, j = 1, i
-    while j < len(text) and depth:
-        depth += {"{": 1, "}": -1}.get(text[j], 0)
-        j += 1
-    return text[i : j - 1].strip() if depth == 0 else None
+    r"""Content of the last `\boxed{...}` (or `\fbox{...}`)."""
+    boxes = all_boxed(text)
+    return boxes[-1] if boxes else None
+
+
+def distinct_final_answers(text: str) -> int:
+    """How many different boxed answers (or, without boxes, <answer> tags) a text gives.
+
+    More than one is hedging ("\\boxed{41} or \\boxed{42}"): a reward that reads only the
+    last (or any) of them can be farmed by listing candidates.
+    """
+    found = all_boxed(text) or [t.strip() for t in _TAG.findall(text)]
+    return len({re.sub(r"\s+", "", a) for a in found if a.strip()})
 
 
 def extract_answer(text: str) -> tuple[str | None, str]:

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass
 
 from tracerl.rewards.base import RewardResult
-from tracerl.rewards.extract import extract_answer
+from tracerl.rewards.extract import distinct_final_answers, extract_answer
 from tracerl.sandbox import SandboxPool
 from tracerl.types import Trajectory
 
@@ -59,12 +59,18 @@ def math_answer(
     pool: SandboxPool | None = None,
 ) -> RewardResult:
     """1.0 when the extracted answer equals `gold` (boxed, <answer> tag, "Answer:", or
-    the last number, in that order), 0.0 otherwise, None if the sandbox failed."""
+    the last number, in that order), 0.0 otherwise, None if the sandbox failed.
+
+    Several different boxed (or tagged) answers score 0 as "ambiguous".
+    """
     if not isinstance(completion, str) or not isinstance(gold, str) or not gold.strip():
         raise ValueError("math_answer needs str completion and a non-empty str gold answer")
     answer, how = extract_answer(completion)
     if answer is None:
         return RewardResult(0.0, "no_answer", 0, 1, {"extracted_by": how})
+    if distinct_final_answers(completion) > 1:
+        return RewardResult(0.0, "ambiguous", 0, 1, {"extracted_by": how,
+                            "why": "several different final answers (hedging)"})
     nonce = uuid.uuid4().hex
     req = json.dumps({"gold": _as_latex(gold), "answer": _as_latex(answer), "nonce": nonce})
     res = (pool or math_pool()).run_python(_VERIFY, stdin=req, timeout_s=timeout_s)
