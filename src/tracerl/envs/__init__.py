@@ -1,0 +1,1 @@
+"""Environments and built-in task families."""
