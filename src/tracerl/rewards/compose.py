@@ -51,8 +51,8 @@ class WeightedSum:
 
     def __call__(self, trajectory: Trajectory) -> float | None:
         total = 0.0
-        for (reward, weight), score in zip(self.parts, self.part_scores(trajectory).values(),
-                                           strict=True):
+        scores = [reward(trajectory) for reward, _ in self.parts]
+        for (_, weight), score in zip(self.parts, scores, strict=True):
             if weight == 0:
                 continue
             if score is None:
@@ -114,10 +114,17 @@ class PerTurn:
             return min(values)
         if self.aggregate == "last":
             return values[-1]
-        raise ValueError(f"PerTurn.aggregate must be mean, sum, min or last, not {self.aggregate!r}")
+        raise ValueError(
+            f"PerTurn.aggregate must be mean, sum, min or last, not {self.aggregate!r}"
+        )
 
 
-THINK_ANSWER = r"\s*<think>(?s:(?!</?think>).)+?</think>\s*<answer>(?s:(?!</?answer>).)*?\S(?s:(?!</?answer>).)*?</answer>\s*"
+_NO_THINK_TAG = r"(?s:(?!</?think>).)"
+_NO_ANSWER_TAG = r"(?s:(?!</?answer>).)"
+THINK_ANSWER = (
+    rf"\s*<think>{_NO_THINK_TAG}+?</think>\s*"
+    rf"<answer>{_NO_ANSWER_TAG}*?\S{_NO_ANSWER_TAG}*?</answer>\s*"
+)
 
 
 @dataclass

@@ -68,7 +68,7 @@ class CandidateRPC:
             raise CandidateCrashed("candidate crashed or hung too often; not restarted")
         self.sessions_started += 1
         self.generation += 1
-        self.session = Session(self.pool, self.code, self.limits)
+        self.session = Session(self.pool, self.code, self.limits, self.call_timeout_s)
         return self.session
 
     def start(self) -> bool:

@@ -21,7 +21,8 @@ from tracerl.sandbox.result import ExecResult, Limits, infra_error
 class Session:
     """Interactive counterpart of `run_python`; use as a context manager."""
 
-    def __init__(self, pool: SandboxPool, code: str, limits: Limits) -> None:
+    def __init__(self, pool: SandboxPool, code: str, limits: Limits,
+                 load_timeout_s: float | None = None) -> None:
         self.limits = limits
         self._sock, child = socket.socketpair()
         self._child: socket.socket | None = child
@@ -37,7 +38,7 @@ class Session:
         self._thread.start()
         self._sent.wait(limits.timeout_s + GRACE_S)
         self._close_child()
-        hello = self._recv(limits.timeout_s)
+        hello = self._recv(load_timeout_s or limits.timeout_s)
         self.loaded = bool(hello and hello.get("loaded"))
         if hello is None:
             self.alive = False
