@@ -41,7 +41,8 @@ def test_library_has_at_least_25_hacks_in_every_category() -> None:
 def test_weak_code_grader_is_exploited_by_exit_tricks() -> None:
     report = audit(exit_code_grader, categories=["code"])
     hacked = {r.hack for r in report.exploited}
-    assert not report.ok and {"os_exit_zero", "sys_exit_zero", "atexit_exit_zero"} <= hacked
+    expected = {"os_exit_zero", "sys_exit_zero", "atexit_exit_zero", "excepthook_exit_zero"}
+    assert not report.ok and expected <= hacked
 
 
 def test_code_tests_passes_the_audit_clean(pool: SandboxPool) -> None:

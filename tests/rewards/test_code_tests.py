@@ -36,7 +36,8 @@ def test_code_block_with_setup_and_test_functions(pool: SandboxPool) -> None:
 
 
 def test_humaneval_check_with_entry_point(pool: SandboxPool) -> None:
-    tests = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(0, 0) == 0\n"
+    tests = ("def check(candidate):\n    assert candidate(2, 3) == 5\n"
+             "    assert candidate(0, 0) == 0\n")
     assert code_tests(ADD, tests, entry_point="add", pool=pool).score == 1.0
 
 

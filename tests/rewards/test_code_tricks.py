@@ -9,7 +9,8 @@ from tracerl.rewards.extract import extract_code
 from tracerl.rewards.hacks import CODE_HACKS, CODE_TESTS, Hack
 from tracerl.sandbox import SandboxPool
 
-SOLUTION = "def second_largest(xs):\n    v = sorted(set(xs))\n    return v[-2] if len(v) > 1 else None\n"
+SOLUTION = ("def second_largest(xs):\n    v = sorted(set(xs))\n"
+            "    return v[-2] if len(v) > 1 else None\n")
 
 
 def test_the_honest_solution_scores_one(pool: SandboxPool) -> None:
@@ -32,7 +33,8 @@ def test_exit_after_a_correct_definition_still_fails_nothing_is_trusted(
 
 
 def test_trick_inside_the_function_fails_only_that_call(pool: SandboxPool) -> None:
-    code = SOLUTION.replace("    v = ", "    if xs == [4, 4]:\n        import os; os._exit(0)\n    v = ")
+    exit_on_one_input = "    if xs == [4, 4]:\n        import os; os._exit(0)\n    v = "
+    code = SOLUTION.replace("    v = ", exit_on_one_input)
     r = code_tests(code, CODE_TESTS, pool=pool, timeout_s=1)
     assert (r.passed, r.total) == (3, 4)
 
@@ -40,6 +42,7 @@ def test_trick_inside_the_function_fails_only_that_call(pool: SandboxPool) -> No
 def test_exception_swallowing_test_cannot_count_a_crash_as_the_expected_error(
     pool: SandboxPool,
 ) -> None:
-    tests = "try:\n    f(-1)\n    raised = False\nexcept Exception:\n    raised = True\nassert raised\n"
+    tests = ("try:\n    f(-1)\n    raised = False\nexcept Exception:\n    raised = True\n"
+             "assert raised\n")
     r = code_tests("def f(x):\n    import os\n    os._exit(1)\n", tests, pool=pool, timeout_s=1)
     assert r.score == 0.0

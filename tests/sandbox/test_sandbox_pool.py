@@ -68,8 +68,8 @@ def test_invalid_limits_are_rejected_with_the_field_name() -> None:
 def test_session_answers_calls_after_loading(pool: SandboxPool) -> None:
     with Session(pool, "def f(x):\n    return x + 1\n", Limits(timeout_s=5)) as s:
         reply = s.request({"op": "call", "target": {"global": "f"},
-                           "args": {"t": [{"i": "41"}]}, "kwargs": {"d": []}}, 2)
-    assert s.loaded and reply == {"ok": True, "value": {"i": "42"}}
+                           "args": {"t": [41]}, "kwargs": {"d": []}}, 2)
+    assert s.loaded and reply == {"ok": True, "value": 42}
 
 
 def test_session_call_that_hangs_is_killed_at_its_deadline(pool: SandboxPool) -> None:

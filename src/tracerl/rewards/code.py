@@ -129,7 +129,7 @@ def _namespace(names: dict[str, Any], plan: TestPlan) -> dict[str, Any]:
 
 def _run_case(case: SourceCase, namespace: dict[str, Any]) -> tuple[bool, str]:
     try:
-        exec(compile(case.code, f"<tests:{case.name}>", "exec"), namespace)
+        exec(case.compiled, namespace)
         return True, ""
     except CandidateCrashed as exc:
         return False, f"candidate crashed: {exc}"

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 
@@ -36,6 +38,10 @@ class SourceCase:
     code: ast.Module
     setup: bool = False
     """Setup statements run in order but are not counted as tests."""
+    compiled: CodeType = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compiled", compile(self.code, f"<tests:{self.name}>", "exec"))
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,23 @@ class TestPlan:
 
 
 def parse_tests(tests: Any, entry_point: str | None = None) -> TestPlan:
-    """Parse `tests` into a TestPlan, with a clear error naming a bad shape."""
+    """Parse `tests` into a TestPlan, with a clear error naming a bad shape.
+
+    Plans are cached: a training run scores many completions of the same Task.
+    """
+    if isinstance(tests, str) or (isinstance(tests, list | tuple)
+                                  and all(isinstance(t, str) for t in tests)):
+        key = tests if isinstance(tests, str) else tuple(tests)
+        return _parse_cached(key, entry_point)
+    return _parse_tests(tests, entry_point)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_cached(tests: str | tuple[str, ...], entry_point: str | None) -> TestPlan:
+    return _parse_tests(tests, entry_point)
+
+
+def _parse_tests(tests: Any, entry_point: str | None) -> TestPlan:
     if isinstance(tests, str):
         return _from_block(tests, entry_point)
     if isinstance(tests, Mapping) or not isinstance(tests, Sequence) or not tests:

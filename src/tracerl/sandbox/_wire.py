@@ -85,12 +85,8 @@ def encode(value: Any, to_ref: RefHook | None = None, _depth: int = 0) -> Any:
     if _depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
     t = type(value)
-    if value is None or t is bool or t is str:
-        return value
-    if t is int:
-        return {"i": str(value)}
-    if t is float:
-        return {"f": repr(value)}
+    if value is None or t is bool or t is str or t is int or t is float:
+        return value  # JSON keeps these apart: 1 / 1.0 / true; NaN and Infinity included
     if t is complex:
         return {"c": [repr(value.real), repr(value.imag)]}
     if t is bytes:
@@ -110,16 +106,13 @@ def decode(data: Any, from_ref: RefHook | None = None, _depth: int = 0) -> Any:
     """Rebuild a value from `encode`'s output, accepting built-in types only."""
     if _depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
-    if data is None or type(data) is bool or type(data) is str:
+    t = type(data)
+    if data is None or t is bool or t is str or t is int or t is float:
         return data
     if type(data) is not dict or len(data) != 1:
         raise WireError(f"untagged value in stream: {str(data)[:80]}")
     (tag, payload), d = next(iter(data.items())), _depth + 1
     try:
-        if tag == "i":
-            return int(payload)
-        if tag == "f":
-            return float(payload)
         if tag == "c":
             return complex(float(payload[0]), float(payload[1]))
         if tag == "b":

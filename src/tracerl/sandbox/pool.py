@@ -18,8 +18,8 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tracerl.sandbox import _wire
@@ -107,18 +107,6 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def submit(self, job: dict[str, Any], fds: list[int], wait_s: float,
-               on_sent: Callable[[_Worker], None] | None = None) -> dict[str, Any]:
-        """Send one job and wait for its result; raises OSError/WireError if the worker is gone."""
-        self.sock.settimeout(wait_s)
-        _wire.send_msg(self.sock, job, fds)
-        if on_sent is not None:
-            on_sent(self)
-        result, _ = _wire.recv_msg(self.sock)
-        if result is None:
-            raise OSError("sandbox worker closed its control socket")
-        return result
-
     def request_kill(self, job_id: str) -> None:
         """Ask the worker to kill job `job_id` now, if it is still the one running."""
         try:
@@ -139,6 +127,16 @@ class _Worker:
             if self.cgroup is not None:
                 self.cgroup.remove()
             self.stderr.close()
+
+
+@dataclass
+class Running:
+    """A job sent to a worker whose result has not been collected yet."""
+
+    worker: _Worker | None
+    job: dict[str, Any]
+    started: float
+    failed: ExecResult | None = None
 
 
 class SandboxPool:
@@ -246,24 +244,43 @@ class SandboxPool:
                 "env": dict(SCRUBBED_ENV),
                 "drop_caps": self.layers.get("user_ns", False), **extra}
 
-    def execute(self, job: dict[str, Any], fds: list[int] | None = None,
-                on_sent: Callable[[_Worker], None] | None = None) -> ExecResult:
-        """Run one prepared job on a free worker (used by run_python and sessions)."""
+    def begin(self, job: dict[str, Any], fds: list[int] | None = None) -> Running:
+        """Send a prepared job to a free worker; `finish` collects its result."""
         start = time.monotonic()
         worker = self._acquire()
+        run = Running(worker, job, start)
         if worker is None:
-            return infra_error("no sandbox worker could be started", time.monotonic() - start)
-        healthy = False
+            run.failed = infra_error("no sandbox worker could be started")
+            return run
         try:
-            wait_s = job["limits"]["timeout_s"] + GRACE_S
-            raw = worker.submit(job, fds or [], wait_s, on_sent)
+            worker.sock.settimeout(job["limits"]["timeout_s"] + GRACE_S)
+            _wire.send_msg(worker.sock, job, fds or [])
+        except (OSError, _wire.WireError) as exc:
+            run.failed = infra_error(f"sandbox worker failed: {type(exc).__name__}: {exc}")
+            self._release(worker, healthy=False)
+        return run
+
+    def finish(self, run: Running) -> ExecResult:
+        """Wait for a begun job's result and give its worker back to the pool."""
+        if run.failed is not None:
+            return run.failed
+        worker, healthy = run.worker, False
+        assert worker is not None
+        try:
+            raw, _ = _wire.recv_msg(worker.sock)
+            if raw is None:
+                raise OSError("sandbox worker closed its control socket")
             healthy = raw.get("status") != "infra_error"
-            return self._result(raw, time.monotonic() - start)
+            return self._result(raw, time.monotonic() - run.started)
         except (OSError, _wire.WireError) as exc:
             detail = f"{type(exc).__name__}: {exc}; worker stderr: {worker.stderr_tail()}"
-            return infra_error(f"sandbox worker failed: {detail}", time.monotonic() - start)
+            return infra_error(f"sandbox worker failed: {detail}", time.monotonic() - run.started)
         finally:
             self._release(worker, healthy)
+
+    def execute(self, job: dict[str, Any], fds: list[int] | None = None) -> ExecResult:
+        """Run one prepared job to completion."""
+        return self.finish(self.begin(job, fds))
 
     def _result(self, raw: dict[str, Any], wall: float) -> ExecResult:
         if raw.get("status") == "infra_error":
