@@ -11,6 +11,7 @@ is logged and counted on the function (`.failures`), never a crash of the step.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -52,6 +53,7 @@ def trl_reward_func(reward: Reward, *, max_workers: int = 8) -> TrlRewardFunc:
     """Adapt `reward` to TRL's reward-function signature (scored in parallel threads)."""
     if not callable(reward):
         raise TypeError(f"reward must be callable, got {type(reward).__name__}")
+    lock = threading.Lock()
 
     def reward_func(prompts: Sequence[Any], completions: Sequence[Any],
                     completion_ids: Any = None, **columns: Any) -> list[float | None]:
@@ -65,7 +67,8 @@ def trl_reward_func(reward: Reward, *, max_workers: int = 8) -> TrlRewardFunc:
                 out = reward(traj)
                 return None if out is None else float(out)
             except Exception:
-                reward_func.failures += 1  # type: ignore[attr-defined]
+                with lock:
+                    reward_func.failures += 1  # type: ignore[attr-defined]
                 log.exception("reward %s failed on sample %d", _name(reward), i)
                 return None
 

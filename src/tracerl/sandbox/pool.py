@@ -68,17 +68,19 @@ class _Worker:
         child.close()
         self.sock = parent
         self.sock.settimeout(START_TIMEOUT_S)
-        cfg = {"private_root": bool(prefix), "binds": sandbox_binds(),
+        cfg = {"private_root": bool(prefix) and namespace_support()[0]["mount_ns"],
+               "binds": sandbox_binds(),
                "masks": sandbox_masks(), "tmp_mb": tmp_mb, "preload": list(preload)}
+        why = "no ready message"
         try:
             _wire.send_msg(self.sock, cfg)
             ready, _ = _wire.recv_msg(self.sock)
         except (OSError, _wire.WireError) as exc:
-            ready = None
-            self.start_error = f"{type(exc).__name__}: {exc}"
+            ready, why = None, f"{type(exc).__name__}: {exc}"
         if not ready:
+            tail = self.stderr_tail()
             self.kill()
-            raise RuntimeError(f"sandbox worker failed to start: {self.stderr_tail()}")
+            raise RuntimeError(f"sandbox worker failed to start ({why}): {tail}")
         self.layers = self._layers(ready["layers"])
         self.notes = {k: str(v) for k, v in ready["layers"].items() if k.endswith("_error")}
         if "preload_error" in self.notes:

@@ -9,7 +9,7 @@ or the MBPP shape (text, code, test_list) load into the same CodeProblem record.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -66,50 +66,56 @@ def _need(row: dict[str, Any], key: str, where: str) -> Any:
     return row[key]
 
 
+def _load(path: str | Path, build: Callable[[dict[str, Any], str, int], CodeProblem]
+          ) -> list[CodeProblem]:
+    """Build one CodeProblem per JSONL row; `build` gets the row, "file:line" and line no."""
+    return [build(row, f"{path}:{n}", n) for n, row in _read_jsonl(path)]
+
+
+def _tracerl_row(row: dict[str, Any], where: str, n: int) -> CodeProblem:
+    io = row.get("io")
+    return CodeProblem(
+        id=str(_need(row, "id", where)), prompt=_need(row, "prompt", where),
+        solution=_need(row, "solution", where), tests=row.get("tests"),
+        io=tuple(IOCase(c["input"], c["output"]) for c in io) if io is not None else None,
+        entry_point=row.get("entry_point"), difficulty=row.get("difficulty", "unknown"),
+    )
+
+
+def _humaneval_row(row: dict[str, Any], where: str, n: int) -> CodeProblem:
+    prompt = _need(row, "prompt", where)
+    return CodeProblem(
+        id=str(row.get("task_id", f"humaneval-{n}")),
+        prompt=f"Complete this function:\n\n{prompt}",
+        solution=prompt + _need(row, "canonical_solution", where),
+        tests=_need(row, "test", where), entry_point=_need(row, "entry_point", where),
+        source="humaneval",
+    )
+
+
+def _mbpp_row(row: dict[str, Any], where: str, n: int) -> CodeProblem:
+    tests = _need(row, "test_list", where)
+    if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+        raise ValueError(f"{where}: test_list must be a list of strings")
+    setup = row.get("test_setup_code") or ""
+    return CodeProblem(
+        id=f"mbpp-{row.get('task_id', n)}", prompt=_need(row, "text", where),
+        solution=_need(row, "code", where),
+        tests=(setup + "\n" + "\n".join(tests)) if setup else tuple(tests),
+        source="mbpp",
+    )
+
+
 def load_problems(path: str | Path = BUILTIN_PATH) -> list[CodeProblem]:
     """Problems in tracerl's own JSONL shape (the built-in set by default)."""
-    out = []
-    for n, row in _read_jsonl(path):
-        where = f"{path}:{n}"
-        io = row.get("io")
-        out.append(CodeProblem(
-            id=str(_need(row, "id", where)), prompt=_need(row, "prompt", where),
-            solution=_need(row, "solution", where), tests=row.get("tests"),
-            io=tuple(IOCase(c["input"], c["output"]) for c in io) if io is not None else None,
-            entry_point=row.get("entry_point"), difficulty=row.get("difficulty", "unknown"),
-        ))
-    return out
+    return _load(path, _tracerl_row)
 
 
 def load_humaneval(path: str | Path) -> list[CodeProblem]:
     """A local JSONL file in the HumanEval shape; the prompt is the function stub."""
-    out = []
-    for n, row in _read_jsonl(path):
-        where = f"{path}:{n}"
-        prompt = _need(row, "prompt", where)
-        out.append(CodeProblem(
-            id=str(row.get("task_id", f"humaneval-{n}")),
-            prompt=f"Complete this function:\n\n{prompt}",
-            solution=prompt + _need(row, "canonical_solution", where),
-            tests=_need(row, "test", where), entry_point=_need(row, "entry_point", where),
-            source="humaneval",
-        ))
-    return out
+    return _load(path, _humaneval_row)
 
 
 def load_mbpp(path: str | Path) -> list[CodeProblem]:
     """A local JSONL file in the MBPP shape; test_list asserts are the hidden tests."""
-    out = []
-    for n, row in _read_jsonl(path):
-        where = f"{path}:{n}"
-        tests = _need(row, "test_list", where)
-        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
-            raise ValueError(f"{where}: test_list must be a list of strings")
-        setup = row.get("test_setup_code") or ""
-        out.append(CodeProblem(
-            id=f"mbpp-{row.get('task_id', n)}", prompt=_need(row, "text", where),
-            solution=_need(row, "code", where),
-            tests=(setup + "\n" + "\n".join(tests)) if setup else tuple(tests),
-            source="mbpp",
-        ))
-    return out
+    return _load(path, _mbpp_row)
