@@ -1,0 +1,158 @@
+"""Verification throughput: code_tests through SandboxPool vs a naive subprocess grader.
+
+Both sides score the same candidates (each built-in problem's reference solution and a
+wrong one) in the same run, with the same concurrency:
+- baseline: the common grader. Write candidate + tests to a file, start a fresh
+  interpreter with subprocess (no isolation at all), 1.0 if the exit code is 0 (one
+  process per input/output case for stdin problems, comparing stdout).
+- tracerl: `code_tests(..., pool=SandboxPool(workers=W))`, isolation on (namespaces,
+  private root, rlimits, pids cgroup: whatever `tracerl doctor` reports here).
+
+Prints verifications/second, p50/p99 latency per verification and worker memory.
+
+    python benchmarks/sandbox.py [--workers 2] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from tracerl.envs.code import CodeProblem, load_problems
+from tracerl.rewards import code_tests
+from tracerl.sandbox import SandboxPool
+
+
+@dataclass(frozen=True)
+class Candidate:
+    problem: CodeProblem
+    code: str
+
+
+def candidates() -> list[Candidate]:
+    out = []
+    for p in load_problems():
+        out.append(Candidate(p, p.solution))
+        wrong = "print()\n"
+        if p.entry_point:
+            wrong = f"def {p.entry_point}(*a, **k):\n    return None\n"
+        out.append(Candidate(p, wrong))
+    return out
+
+
+def naive_verify(c: Candidate, tmpdir: str) -> float:
+    """The grader everyone writes first: append tests, run, trust the exit code."""
+    p = c.problem
+    if p.io is not None:
+        ok = True
+        for case in p.io:
+            proc = subprocess.run([sys.executable, "-c", c.code], input=case.stdin,
+                                  capture_output=True, text=True, timeout=10)
+            ok = ok and proc.returncode == 0 and proc.stdout.strip() == case.stdout.strip()
+        return float(ok)
+    tests = p.tests if isinstance(p.tests, str) else "\n".join(p.tests or ())
+    if p.entry_point and "def check(" in tests:
+        tests += f"\ncheck({p.entry_point})\n"
+    if "def test_" in tests:
+        tests += "\nfor _n, _f in list(globals().items()):\n" \
+                 "    if _n.startswith('test_') and callable(_f): _f()\n"
+    fd, path = tempfile.mkstemp(suffix=".py", dir=tmpdir)
+    with os.fdopen(fd, "w") as f:
+        f.write(c.code + "\n\n" + tests)
+    proc = subprocess.run([sys.executable, path], capture_output=True, timeout=10)
+    os.unlink(path)
+    return float(proc.returncode == 0)
+
+
+def measure(fn: Callable[[Candidate], float | None], cands: list[Candidate], workers: int,
+            rounds: int) -> tuple[float, list[float], list[float | None]]:
+    """(verifications per second, per-call latencies in s, scores of the last round)."""
+    latencies: list[float] = []
+
+    def timed(c: Candidate) -> float | None:
+        t0 = time.perf_counter()
+        score = fn(c)
+        latencies.append(time.perf_counter() - t0)
+        return score
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(workers) as ex:
+        for _ in range(rounds):
+            scores = list(ex.map(timed, cands))
+    elapsed = time.perf_counter() - start
+    return len(cands) * rounds / elapsed, latencies, scores
+
+
+def worker_rss_mb(pool: SandboxPool) -> list[float]:
+    """Resident memory of each worker interpreter (the process inside the namespaces)."""
+    out = []
+    for w in list(pool._idle.queue):
+        if w is None:
+            continue
+        pids = [w.proc.pid] + _children(w.proc.pid)
+        out.append(sum(_rss_kb(pid) for pid in pids) / 1024)
+    return out
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            line = next(ln for ln in f if ln.startswith("VmRSS:"))
+        return int(line.split()[1])
+    except (OSError, StopIteration):
+        return 0
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    cands = candidates()
+    with SandboxPool(workers=args.workers) as pool, tempfile.TemporaryDirectory() as tmp:
+        print(f"host: {os.cpu_count()} cpus; workers={args.workers}; "
+              f"{len(cands)} candidates x {args.rounds} rounds")
+        print(f"isolation layers missing: {list(pool.missing_isolation) or 'none'}")
+
+        def ours(c: Candidate) -> float | None:
+            return code_tests(c.code, c.problem.hidden_tests, entry_point=c.problem.entry_point,
+                              pool=pool, timeout_s=5, partial=False).score
+
+        measure(ours, cands[:20], args.workers, 1)  # warm-up
+        base_rate, base_lat, base_scores = measure(lambda c: naive_verify(c, tmp), cands,
+                                                   args.workers, args.rounds)
+        our_rate, our_lat, our_scores = measure(ours, cands, args.workers, args.rounds)
+        agree = sum(a == b for a, b in zip(base_scores, our_scores, strict=True))
+        rss = worker_rss_mb(pool)
+    print(f"{'':28s}{'verif/s':>10s}{'p50 ms':>10s}{'p99 ms':>10s}")
+    for name, rate, lat in (("naive subprocess (no isolation)", base_rate, base_lat),
+                            ("tracerl SandboxPool", our_rate, our_lat)):
+        print(f"{name:28s}{rate:10.1f}{pct(lat, .5) * 1e3:10.1f}{pct(lat, .99) * 1e3:10.1f}")
+    print(f"speed-up: {our_rate / base_rate:.1f}x; verdicts agree on {agree}/{len(cands)}")
+    print(f"worker RSS MB: {', '.join(f'{r:.1f}' for r in rss)} "
+          f"(mean {statistics.mean(rss) if rss else 0:.1f})")
+
+
+if __name__ == "__main__":
+    main()

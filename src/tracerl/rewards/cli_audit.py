@@ -1,0 +1,57 @@
+"""`tracerl audit REWARD`: run the known reward hacks against a reward.
+
+Exit code 0 when no hack scored above 0, 1 when any did, 2 when REWARD is invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from tracerl.rewards.audit import audit, resolve_reward
+from tracerl.rewards.hacks import CATEGORIES
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("reward", help="code_tests, math_answer, or module:attr")
+    parser.add_argument("--category", action="append", choices=CATEGORIES,
+                        help="only hacks of this category (repeatable; default: all)")
+    parser.add_argument("--timeout", type=float, default=2.0,
+                        help="seconds per test case for code_tests / per verification")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--verbose", action="store_true", help="list clean hacks too")
+
+
+def run(args: argparse.Namespace) -> int:
+    options = {"timeout_s": args.timeout} if args.reward in ("code_tests", "math_answer") else {}
+    try:
+        reward = resolve_reward(args.reward, **options)
+    except ValueError as exc:
+        print(f"tracerl audit: {exc}")
+        return 2
+    report = audit(reward, categories=args.category)
+    if args.json:
+        print(json.dumps({"reward": report.reward, "ok": report.ok,
+                          "results": [asdict(r) for r in report.results]}, indent=2))
+        return 0 if report.ok else 1
+    for r in report.results:
+        if r.verdict in ("exploited", "unjudged") or args.verbose:
+            score = "-" if r.score is None else f"{r.score:.3f}"
+            extra = f"  ({r.error})" if r.error else ""
+            print(f"  {r.verdict.upper():15s} {score:>6s}  [{r.category}] {r.hack}: "
+                  f"{r.description}{extra}")
+    print(report.summary())
+    if not report.ok:
+        print(f"EXPLOITED by: {', '.join(r.hack for r in report.exploited)}")
+    return 0 if report.ok else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="tracerl audit", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

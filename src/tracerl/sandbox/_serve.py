@@ -1,0 +1,100 @@
+"""The RPC loop a session child runs after loading the candidate (standard library only).
+
+Untrusted by design: it runs in the same process as the candidate, which may rewrite
+it. Nothing here is believed by the parent except "this is the value the candidate
+produced", and the parent never sends it anything to forge against: requests carry
+call arguments, never expected values (see tracerl.rewards.code for the other half).
+
+Requests: {"op": OP, "target": {"global": NAME} | {"ref": ID}, ...}. OPs: names (list
+the candidate's top-level names), call, getattr, len, iter, getitem, contains, str,
+repr, bool. Replies: {"ok": true, "value": ENCODED} or {"ok": false, "exc": TYPE,
+"msg": TEXT}. Non-plain results come back as references the parent can call again.
+"""
+
+from __future__ import annotations
+
+import socket
+import types
+from typing import Any
+
+if __package__:
+    from tracerl.sandbox import _wire
+else:  # pragma: no cover - inside the sandbox
+    import _wire  # type: ignore[no-redef]
+
+MAX_ITER_ITEMS = 100_000
+
+
+class _Refs:
+    """Objects the parent holds references to, by integer id."""
+
+    def __init__(self) -> None:
+        self.objects: list[Any] = []
+
+    def add(self, obj: Any) -> dict:
+        self.objects.append(obj)
+        return {"id": len(self.objects) - 1, "callable": callable(obj), "type": type(obj).__name__}
+
+    def get(self, payload: Any) -> Any:
+        return self.objects[int(payload["id"])]
+
+
+def _names(glb: dict) -> dict:
+    out = {}
+    for name, value in glb.items():
+        if name.startswith("__") or isinstance(value, types.ModuleType):
+            continue
+        out[name] = value
+    return out
+
+
+def _target(req: dict, glb: dict, refs: _Refs) -> Any:
+    spec = req["target"]
+    if "global" in spec:
+        return glb[spec["global"]]
+    return refs.get(spec["ref"])
+
+
+def _dispatch(req: dict, glb: dict, refs: _Refs) -> Any:
+    op = req["op"]
+    if op == "names":
+        return _names(glb)
+    obj = _target(req, glb, refs)
+    arg = _wire.decode(req.get("arg"), refs.get)
+    if op == "call":
+        args = _wire.decode(req.get("args", {"t": []}), refs.get)
+        kwargs = _wire.decode(req.get("kwargs", {"d": []}), refs.get)
+        return obj(*args, **kwargs)
+    if op == "getattr":
+        return getattr(obj, str(arg))
+    if op == "iter":
+        out = []
+        for item in obj:
+            out.append(item)
+            if len(out) > MAX_ITER_ITEMS:
+                raise OverflowError("iterator yielded too many items")
+        return out
+    simple = {"len": len, "str": str, "repr": repr, "bool": bool}
+    if op in simple:
+        return simple[op](obj)
+    if op == "getitem":
+        return obj[arg]
+    if op == "contains":
+        return arg in obj
+    raise ValueError(f"unknown op {op!r}")
+
+
+def serve(sock: socket.socket, glb: dict, *, load_error: int) -> None:
+    """Answer requests until the parent closes the socket."""
+    refs = _Refs()
+    _wire.send_msg(sock, {"loaded": load_error == 0})
+    while True:
+        req, _ = _wire.recv_msg(sock)
+        if req is None:
+            return
+        try:
+            value = _dispatch(req, glb, refs)
+            reply = {"ok": True, "value": _wire.encode(value, refs.add)}
+        except Exception as exc:  # the candidate's exception, reported by type name
+            reply = {"ok": False, "exc": type(exc).__name__, "msg": str(exc)[:2000]}
+        _wire.send_msg(sock, reply)

@@ -1,0 +1,129 @@
+"""Framing and a strict value codec for the sandbox's pipes (standard library only).
+
+This module is imported both by the trusted parent and by the sandbox worker, which
+runs it as a plain script on a bare interpreter, so it must not import tracerl.
+
+Why a custom codec and not pickle: pickle from an untrusted process executes code in
+the reader. Why not plain JSON: JSON cannot tell a tuple from a list or keep NaN, and
+a reward must compare the exact value the candidate returned. Every container is a
+tagged JSON object; the decoder rebuilds only built-in types, with exact type checks
+on the encoder side (`type(v) is int`, never isinstance) so an int subclass whose
+`__eq__` always returns True travels as an opaque reference, not as an int.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from collections.abc import Callable
+from typing import Any
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 200
+_HEADER = struct.Struct("!I")
+
+
+class WireError(Exception):
+    """A malformed frame or value: the peer broke the protocol."""
+
+
+def send_msg(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> None:
+    """Send one length-prefixed JSON message, optionally carrying file descriptors."""
+    data = json.dumps(obj, separators=(",", ":")).encode()
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise WireError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    frame = _HEADER.pack(len(data)) + data
+    if fds:
+        sent = socket.send_fds(sock, [frame[:1]], fds)
+        frame = frame[sent:]
+    sock.sendall(frame)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < n:
+        part = sock.recv(min(n - len(chunks), 1 << 20))
+        if not part:
+            return None
+        chunks += part
+    return bytes(chunks)
+
+
+def recv_msg(sock: socket.socket, *, with_fds: bool = False) -> tuple[Any, list[int]]:
+    """Receive one message; returns (None, []) at end of stream."""
+    fds: list[int] = []
+    if with_fds:
+        first, fds, _flags, _addr = socket.recv_fds(sock, 1, 8)
+        if not first:
+            return None, fds
+        rest = _recv_exact(sock, _HEADER.size - 1)
+        head = None if rest is None else first + rest
+    else:
+        head = _recv_exact(sock, _HEADER.size)
+    if head is None:
+        return None, fds
+    (size,) = _HEADER.unpack(head)
+    if size > MAX_MESSAGE_BYTES:
+        raise WireError(f"peer announced a {size}-byte message (limit {MAX_MESSAGE_BYTES})")
+    body = _recv_exact(sock, size)
+    if body is None:
+        return None, fds
+    try:
+        return json.loads(body), fds
+    except ValueError as exc:
+        raise WireError(f"undecodable message: {exc}") from None
+
+
+# ---------------------------------------------------------------- value codec
+
+RefHook = Callable[[Any], Any]
+
+
+def encode(value: Any, to_ref: RefHook | None = None, _depth: int = 0) -> Any:
+    """Encode a plain value as tagged JSON; anything else goes through `to_ref`."""
+    if _depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    t = type(value)
+    if value is None or t is bool or t is str or t is int or t is float:
+        return value  # JSON keeps these apart: 1 / 1.0 / true; NaN and Infinity included
+    if t is complex:
+        return {"c": [repr(value.real), repr(value.imag)]}
+    if t is bytes:
+        return {"b": value.hex()}
+    d = _depth + 1
+    if t is list or t is tuple or t is set or t is frozenset:
+        tag = {list: "l", tuple: "t", set: "s", frozenset: "fs"}[t]
+        return {tag: [encode(v, to_ref, d) for v in value]}
+    if t is dict:
+        return {"d": [[encode(k, to_ref, d), encode(v, to_ref, d)] for k, v in value.items()]}
+    if to_ref is None:
+        raise WireError(f"cannot encode a value of type {t.__name__}")
+    return {"r": to_ref(value)}
+
+
+def decode(data: Any, from_ref: RefHook | None = None, _depth: int = 0) -> Any:
+    """Rebuild a value from `encode`'s output, accepting built-in types only."""
+    if _depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    t = type(data)
+    if data is None or t is bool or t is str or t is int or t is float:
+        return data
+    if type(data) is not dict or len(data) != 1:
+        raise WireError(f"untagged value in stream: {str(data)[:80]}")
+    (tag, payload), d = next(iter(data.items())), _depth + 1
+    try:
+        if tag == "c":
+            return complex(float(payload[0]), float(payload[1]))
+        if tag == "b":
+            return bytes.fromhex(payload)
+        if tag in ("l", "t", "s", "fs"):
+            items = [decode(v, from_ref, d) for v in payload]
+            return {"l": list, "t": tuple, "s": set, "fs": frozenset}[tag](items)
+        if tag == "d":
+            return {decode(k, from_ref, d): decode(v, from_ref, d) for k, v in payload}
+    except (TypeError, ValueError, IndexError) as exc:
+        raise WireError(f"bad {tag!r} value: {exc}") from None
+    if tag == "r" and from_ref is not None:
+        return from_ref(payload)
+    raise WireError(f"unknown tag {tag!r}")

@@ -1,0 +1,79 @@
+"""Session: a sandboxed process that loads code once and then answers requests.
+
+The reward harness (tracerl.rewards.code) uses it to call a candidate's functions from
+the trusted parent: the child gets call arguments, the parent keeps the expected
+values. The child runs under the same limits as any run; its whole life is bounded by
+`limits.timeout_s`, each request by its own deadline, after which the worker kills it.
+Everything happens on the caller's thread: the job is sent, the child is talked to
+directly over a socket pair, and the worker's report is collected at `close()`.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from tracerl.sandbox import _wire
+from tracerl.sandbox.pool import SandboxPool
+from tracerl.sandbox.result import ExecResult, Limits
+
+
+class Session:
+    """Interactive counterpart of `run_python`; use as a context manager."""
+
+    def __init__(self, pool: SandboxPool, code: str, limits: Limits,
+                 load_timeout_s: float | None = None) -> None:
+        self.limits = limits
+        self._pool = pool
+        self._sock, child = socket.socketpair()
+        job = pool.job(code, limits, module_name="__candidate__")
+        try:
+            self._run = pool.begin(job, [child.fileno()])
+        finally:
+            child.close()  # the worker holds its own copy now; EOF must reach us
+        self._result: ExecResult | None = None
+        self.alive = self._run.failed is None
+        hello = self._recv(load_timeout_s or limits.timeout_s) if self.alive else None
+        self.loaded = bool(hello and hello.get("loaded"))
+
+    def _recv(self, timeout_s: float) -> dict[str, Any] | None:
+        try:
+            self._sock.settimeout(timeout_s)
+            msg, _ = _wire.recv_msg(self._sock)
+        except (OSError, _wire.WireError):
+            msg = None
+        if msg is None or not isinstance(msg, dict):
+            self._fail()
+            return None
+        return msg
+
+    def _fail(self) -> None:
+        """The child died, hung or lied about the protocol: have the worker kill it."""
+        if self.alive and self._run.worker is not None:
+            self._run.worker.request_kill(self._run.job["id"])
+        self.alive = False
+
+    def request(self, msg: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
+        """One request/reply; None when the child died, hung or broke the protocol."""
+        if not self.alive:
+            return None
+        try:
+            self._sock.settimeout(timeout_s)
+            _wire.send_msg(self._sock, msg)
+        except OSError:
+            self._fail()
+            return None
+        return self._recv(timeout_s)
+
+    def close(self) -> ExecResult:
+        """End the child (EOF on its socket) and return how its run ended."""
+        if self._result is None:
+            self._sock.close()
+            self._result = self._pool.finish(self._run)
+        return self._result
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

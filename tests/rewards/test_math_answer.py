@@ -1,0 +1,70 @@
+"""math_answer: equivalences, non-equivalences, extraction, hedging, timeouts, threads."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tracerl.rewards import extract_answer, math_answer
+
+EQUAL = [
+    ("\\frac{1}{2}", "So the answer is \\boxed{0.5}."),
+    ("\\frac{1}{2}", "\\boxed{\\frac{2}{4}}"),
+    ("x^2 + 2x + 1", "\\boxed{(x+1)^2}"),
+    ("391", "<answer>391</answer>"),
+    ("391", "17 * 23 = 391. Answer: 391"),
+    ("\\sqrt{2}", "\\boxed{2^{1/2}}"),
+    ("3", "We get 1 + 2 = 3"),
+]
+NOT_EQUAL = [
+    ("\\frac{1}{2}", "\\boxed{0.51}"),
+    ("391", "Answer: 381"),
+    ("x^2", "\\boxed{2x}"),
+    ("\\sqrt{2}", "\\boxed{1.41}"),
+]
+
+
+@pytest.mark.parametrize(("gold", "completion"), EQUAL)
+def test_equivalent_answers_score_one(gold: str, completion: str) -> None:
+    assert math_answer(completion, gold).score == 1.0
+
+
+@pytest.mark.parametrize(("gold", "completion"), NOT_EQUAL)
+def test_different_answers_score_zero(gold: str, completion: str) -> None:
+    r = math_answer(completion, gold)
+    assert (r.score, r.status) == (0.0, "wrong")
+
+
+def test_no_answer_scores_zero_with_reason() -> None:
+    assert math_answer("I do not know.", "391").status == "no_answer"
+
+
+def test_several_different_boxed_answers_are_hedging() -> None:
+    r = math_answer("\\boxed{381} or maybe \\boxed{391}", "391")
+    assert (r.score, r.status) == (0.0, "ambiguous")
+
+
+def test_extraction_prefers_boxed_then_tag_then_answer_line_then_number() -> None:
+    assert extract_answer("<answer>5</answer> \\boxed{6}") == ("6", "boxed")
+    assert extract_answer("Answer: 7 <answer>8</answer>") == ("8", "tag")
+    assert extract_answer("3 then Answer: 9.") == ("9", "answer_line")
+    assert extract_answer("first 1 then 2") == ("2", "last_number")
+
+
+def test_works_from_a_non_main_thread() -> None:
+    out: list[float | None] = []
+    t = threading.Thread(target=lambda: out.append(math_answer("\\boxed{0.5}", "1/2").score))
+    t.start()
+    t.join()
+    assert out == [1.0]
+
+
+def test_a_verification_that_hangs_is_killed_and_scores_zero() -> None:
+    r = math_answer("\\boxed{9^{9^{9^{9^{9}}}}}", "391", timeout_s=1)
+    assert r.score == 0.0 and r.status in ("timeout", "wrong", "memory_limit")
+
+
+def test_empty_gold_is_rejected() -> None:
+    with pytest.raises(ValueError, match="gold"):
+        math_answer("\\boxed{1}", " ")

@@ -1,0 +1,79 @@
+"""SandboxPool mechanics: concurrency, worker replacement, isolation modes, sessions."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tracerl.sandbox import Limits, SandboxPool, SandboxUnavailable, Session, isolation
+
+
+def test_concurrent_runs_from_threads_all_complete(pool: SandboxPool) -> None:
+    with ThreadPoolExecutor(4) as ex:
+        outs = list(ex.map(lambda i: pool.run_python(f"print({i} * 2)").stdout, range(12)))
+    assert outs == [f"{i * 2}\n" for i in range(12)]
+
+
+def test_dead_worker_is_replaced_and_reports_infra_error() -> None:
+    with SandboxPool(workers=1) as p:
+        worker = p._idle.queue[0]
+        assert worker is not None
+        worker.proc.kill()
+        worker.proc.wait()
+        res = p.run_python("print('next')")
+        assert res.stdout == "next\n" and p.replaced == 1
+
+
+def test_worker_killed_mid_run_gives_infra_error_not_a_verdict() -> None:
+    with SandboxPool(workers=1) as p:
+        worker = p._idle.queue[0]
+        assert worker is not None
+        threading.Timer(0.5, worker.proc.kill).start()
+        res = p.run_python("import time; time.sleep(5)", timeout_s=10)
+        assert res.status == "infra_error" and res.error
+
+
+@pytest.fixture
+def no_unshare(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulate a host without util-linux unshare (the real binary exists here)."""
+    real_which = shutil.which
+    monkeypatch.setattr(isolation.shutil, "which",
+                        lambda name: None if name == "unshare" else real_which(name))
+    isolation.namespace_support.cache_clear()
+    yield
+    isolation.namespace_support.cache_clear()
+
+
+@pytest.mark.usefixtures("no_unshare")
+def test_strict_refuses_to_run_without_namespaces() -> None:
+    with pytest.raises(SandboxUnavailable, match="user_ns"):
+        SandboxPool(workers=1, isolation="strict")
+
+
+@pytest.mark.usefixtures("no_unshare")
+def test_best_effort_warns_and_records_what_is_missing() -> None:
+    with pytest.warns(RuntimeWarning, match="WITHOUT"), SandboxPool(workers=1) as p:
+        res = p.run_python("print('still runs')")
+    assert res.stdout == "still runs\n" and "net_ns" in res.missing_isolation
+
+
+def test_invalid_limits_are_rejected_with_the_field_name() -> None:
+    with pytest.raises(ValueError, match="Limits.memory_mb"):
+        Limits(memory_mb=0)
+
+
+def test_session_answers_calls_after_loading(pool: SandboxPool) -> None:
+    with Session(pool, "def f(x):\n    return x + 1\n", Limits(timeout_s=5)) as s:
+        reply = s.request({"op": "call", "target": {"global": "f"},
+                           "args": {"t": [41]}, "kwargs": {"d": []}}, 2)
+    assert s.loaded and reply == {"ok": True, "value": 42}
+
+
+def test_session_call_that_hangs_is_killed_at_its_deadline(pool: SandboxPool) -> None:
+    s = Session(pool, "def f():\n    while True: pass\n", Limits(timeout_s=30))
+    reply = s.request({"op": "call", "target": {"global": "f"}}, 0.5)
+    res = s.close()
+    assert reply is None and not s.alive and res.status == "timeout" and res.wall_s < 10
