@@ -74,7 +74,29 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="RUN_DIR",
                        help="continue a run from its last checkpoint")
     train.set_defaults(func=cmd_train)
+    _add_module_commands(sub)
     return parser
+
+
+# Subcommands implemented beside their package: (name, module, help). Each module has
+# add_arguments(parser) and run(args) -> exit code; imported only when used.
+MODULE_COMMANDS = (
+    ("eval", "tracerl.evals.cli_eval", "score a JSONL file or a trace store with metrics"),
+    ("audit", "tracerl.rewards.cli_audit", "run known reward hacks against a reward"),
+    ("doctor", "tracerl.sandbox.cli_doctor", "report which sandbox isolation layers work here"),
+    ("traces", "tracerl.trace.cli_traces", "list, show and export recorded traces"),
+)
+
+
+def _add_module_commands(sub: argparse._SubParsersAction) -> None:
+    import importlib
+
+    for name, module_name, help_text in MODULE_COMMANDS:
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(name, help=help_text, description=module.__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
 
 
 def main(argv: list[str] | None = None) -> int:

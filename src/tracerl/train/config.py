@@ -114,6 +114,14 @@ class LogConfig:
 
 
 @dataclass(frozen=True)
+class TraceConfig:
+    enabled: bool = True
+    """Record every training and evaluation trajectory as spans in traces.sqlite."""
+    otlp_endpoint: str = ""
+    """Also export spans over OTLP/HTTP to this URL (Phoenix, Jaeger, Langfuse); empty = off."""
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     name: str = "calc-tiny"
     """Run name; the run directory is out_dir/name."""
@@ -135,6 +143,7 @@ class TrainConfig:
     rl: RLConfig = field(default_factory=RLConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     log: LogConfig = field(default_factory=LogConfig)
+    trace: TraceConfig = field(default_factory=TraceConfig)
 
     def __post_init__(self) -> None:
         if not self.stages:

@@ -31,6 +31,8 @@ from tracerl.train.grpo import assign_advantages, trainable, update
 from tracerl.train.loggers import MetricsLog, progress_bar, read_metrics
 from tracerl.train.plot import plot_curves
 from tracerl.train.sft import demonstrations, run_sft
+from tracerl.trace.tracer import Tracer
+from tracerl.types import Trajectory
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,17 @@ class Trainer:
         self.heldout = self.family.tasks("heldout", config.eval.tasks, seed=config.seed)
         self.log = MetricsLog(run_dir, config.log.tensorboard,
                               resume_step=self.state.rl_step if latest else None)
+        self.tracer: Tracer | None = None
+        if config.trace.enabled:
+            self.tracer = Tracer.for_run(run_dir, otlp_endpoint=config.trace.otlp_endpoint or None)
+
+    def _trace(self, trajectories: list[Trajectory], phase: str) -> None:
+        if self.tracer is None:
+            return
+        run = self.cfg.name if phase == "train" else f"{self.cfg.name}:{phase}"
+        for t in trajectories:
+            self.tracer.record_trajectory(t, run=run, step=self.state.rl_step,
+                                          model_name=self.policy.name)
 
     def _load_policy(self, latest: Path | None) -> Policy:
         device = self.cfg.device
@@ -128,8 +141,9 @@ class Trainer:
         run_sft(self.policy, demos, self.cfg.sft, self.cfg.seed, on_step)
 
     def _evaluate(self, final: bool = False) -> EvalResult:
-        result, _ = evaluate_policy(self.runner, self.heldout, self.cfg.eval.samples,
-                                    self.cfg.eval.temperature)
+        result, trajectories = evaluate_policy(self.runner, self.heldout, self.cfg.eval.samples,
+                                               self.cfg.eval.temperature)
+        self._trace(trajectories, "eval")
         record = {"step": self.state.rl_step, "final": final, **asdict(result)}
         self.state.evals.append(record)
         self.log.log("eval", self.state.rl_step, asdict(result))
@@ -183,6 +197,7 @@ class Trainer:
                    gen) if keep else None
         update_s = time.perf_counter() - t0
         trajs = [t for g in groups for t in g.trajectories]
+        self._trace(trajs, "train")
         judged = [t.outcome_reward for t in trajs if t.outcome_reward is not None]
         tokens = sum(len(t.token_ids()) for t in keep)
         values = {
@@ -214,4 +229,6 @@ class Trainer:
         (self.run_dir / "summary.json").write_text(json.dumps(asdict(summary), indent=2))
         plot_curves(read_metrics(self.run_dir), self.state.evals, self.run_dir / "curves.png")
         self.log.close()
+        if self.tracer is not None:
+            self.tracer.close()
         return summary
