@@ -23,6 +23,7 @@ from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutConfig, RolloutRunner
+from tracerl.trace.tracer import Tracer
 from tracerl.train import checkpoint as ckpt
 from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import to_dict
@@ -31,7 +32,6 @@ from tracerl.train.grpo import assign_advantages, trainable, update
 from tracerl.train.loggers import MetricsLog, progress_bar, read_metrics
 from tracerl.train.plot import plot_curves
 from tracerl.train.sft import demonstrations, run_sft
-from tracerl.trace.tracer import Tracer
 from tracerl.types import Trajectory
 
 
