@@ -1,0 +1,78 @@
+"""Invisible and bidirectional control characters.
+
+Zero-width characters hide words from reviewers and filters; bidi overrides and
+isolates make code render differently from how it runs ("Trojan Source", Boucher and
+Anderson, 2021, CVE-2021-42574); Unicode tag characters (U+E0000 block) carry a whole
+hidden ASCII message that models read and humans do not ("ASCII smuggling"). Legitimate
+uses are spared: ZWJ inside emoji sequences, ZWNJ between Persian/Arabic letters and a
+byte-order mark at the very start of the text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from tracerl.guard.findings import Finding
+
+_RUN = re.compile(
+    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e\u034f"
+    "\u115f\u1160\u3164\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef]{1,4096}"
+)
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_MARKS = frozenset("\u200e\u200f")
+
+
+def _kind(run: str) -> tuple[str, float]:
+    if any(0xE0000 <= ord(c) <= 0xE007F for c in run):
+        return "tag_characters", 0.95
+    if any(0xE0100 <= ord(c) <= 0xE01EF for c in run):
+        return "variation_selector_smuggling", 0.9
+    if any(c in _BIDI for c in run):
+        return "bidi_control", 0.9
+    if all(c in _MARKS for c in run):
+        return "bidi_mark", 0.6
+    if run == "\u00ad":
+        return "soft_hyphen", 0.6
+    return "zero_width", 0.85
+
+
+def _is_legit(text: str, start: int, end: int) -> bool:
+    """BOM at offset 0, ZWJ between emoji, ZWNJ/ZWJ or RTL marks between RTL letters."""
+    run = text[start:end]
+    if run == "\ufeff" and start == 0:
+        return True
+    before = text[start - 1] if start else ""
+    after = text[end] if end < len(text) else ""
+    if run == "\u200d" and before and after:
+        return unicodedata.category(before) == "So" or unicodedata.category(after) == "So" or (
+            0x1F3FB <= ord(before) <= 0x1F3FF
+        )
+    if run in ("\u200c", "\u200d", "\u200e", "\u200f") and (before or after):
+        return any(
+            c and unicodedata.bidirectional(c) in ("R", "AL") for c in (before, after)
+        )
+    return False
+
+
+def _hidden_ascii(run: str) -> str:
+    """The ASCII text that a run of tag characters spells (shown in the finding detail)."""
+    return "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+
+
+class InvisibleScanner:
+    """Zero-width, bidi control, tag and filler characters that hide or reorder text."""
+
+    name = "invisible"
+
+    def scan(self, text: str) -> list[Finding]:
+        if text.isascii():
+            return []
+        out = []
+        for m in _RUN.finditer(text):
+            if _is_legit(text, m.start(), m.end()):
+                continue
+            kind, score = _kind(m.group())
+            detail = f"hidden text: {_hidden_ascii(m.group())[:80]!r}" if kind == "tag_characters" else ""
+            out.append(Finding(self.name, kind, m.start(), m.end(), score, detail))
+        return out
