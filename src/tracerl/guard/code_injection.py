@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from tracerl.guard.findings import Finding, Pattern, line_bounds, run_patterns
+from tracerl.guard.findings import Finding, Pattern, Validator, line_bounds, pattern, run_patterns
 
 _SENSITIVE_TARGET = re.compile(
     r"\s(?:/|/\*|~|~/|\*|\$home|/etc|/usr|/var|/home|/boot|/bin|/lib|/root|/opt|\.|\.\.|/\w{1,20}/?)"
@@ -20,11 +20,20 @@ _SENSITIVE_TARGET = re.compile(
 )
 
 
+_PROSE_WORD = re.compile(
+    r"\s{0,3}(?:$|[`'\",.:;)!?](?:\s|$)|(?:with|is|to|and|or|on|in|can|will|would|should|the|a|an|command"
+    r"|commands|flag|flags|deletes|removes|is|was|when|if)\b)"
+)
+
+
 def _rm(m: re.Match[str], text: str) -> float | None:
-    """`rm -r/-f` is destructive; on / or ~ or * it is catastrophic."""
-    lo, hi = line_bounds(text, m.end())
-    rest = text[m.end() : hi].lower() + " "
-    return 0.95 if _SENSITIVE_TARGET.match(" " + rest.lstrip()) or "--no-preserve-root" in rest else 0.75
+    """`rm -r/-f` is destructive; on / or ~ or * it is catastrophic; in prose it names a command."""
+    rest = text[m.end() : m.end() + 80].split("\n", 1)[0].lower()
+    if rest[:1].isalnum() or rest[:1] == "-":  # the flag token runs on (`-rfv`): skip it
+        rest = " " + rest.partition(" ")[2]
+    if "--no-preserve-root" in rest or _SENSITIVE_TARGET.match(" " + rest.lstrip() + " "):
+        return 0.95
+    return 0.45 if _PROSE_WORD.match(rest) else 0.75
 
 
 def _in_string_or_comment(text: str, pos: int) -> bool:
@@ -69,7 +78,7 @@ def _sql_tautology(m: re.Match[str], text: str) -> float | None:
 
 def _sql_sleep(m: re.Match[str], text: str) -> float | None:
     head = text[max(0, m.start() - 30) : m.start()].lower()
-    return 0.85 if any(t in head for t in ("'", " and ", " or ", "select", ";", '"')) else None
+    return 0.85 if any(t in head for t in ("'", " and ", " or ", "select", '"')) else None
 
 
 def _traversal(m: re.Match[str], text: str) -> float | None:
@@ -89,8 +98,9 @@ def _command_position(m: re.Match[str], text: str) -> float | None:
     return None
 
 
-def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...], validate=None) -> Pattern:
-    return Pattern(kind, re.compile(rx, re.M), score, triggers, True, validate)
+def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...],
+       validate: Validator | None = None) -> Pattern:  # fmt: skip
+    return pattern(kind, rx, score, triggers, validate, lower=True, flags=re.M)
 
 
 _CHAIN_CMD = (
@@ -113,14 +123,16 @@ PATTERNS: tuple[Pattern, ...] = (
        ("shutdown", "poweroff", "halt", "reboot", "init 0"), _command_position),
     _p("destructive_command", r"\bgit\s{1,3}(?:push\s[^\n]{0,60}?(?:--force|\s-f\b)"
        r"|reset\s{1,3}--hard|clean\s{1,3}-[a-z]{0,3}f)", 0.7, ("git",)),
-    _p("shell_chain", r"(?:;|&&|\|\||\||`|\$\()\s{0,3}" + _CHAIN_CMD + r"\b", 0.8,
-       (";", "&&", "|", "`", "$(")),
+    _p("shell_chain", r"(?:;|&&|\|\||\||\$\()\s{0,3}" + _CHAIN_CMD + r"\b", 0.8,
+       (";", "&&", "|", "$(")),
+    _p("shell_chain", r"`(?:whoami|id|uname\s{1,3}-a|hostname|cat\s{1,3}/etc/passwd|curl\s|wget\s)",
+       0.8, ("`",)),
     _p("reverse_shell", r"/dev/(?:tcp|udp)/|\bnc(?:at)?\s[^\n]{0,40}?\s-[a-z]{0,3}e\s{1,3}/bin/"
        r"|\bbash\s{1,3}-i\s{0,3}>&|\bpty\.spawn\(|socket\.socket\([^\n]{0,200}?\.connect\(",
        0.95, ("/dev/tcp", "/dev/udp", "nc", "bash", "pty.", "socket")),
-    _p("download_execute", r"\b(?:curl|wget|fetch)\b[^\n|;]{0,200}?\|\s{0,3}(?:sudo\s{1,3})?"
+    _p("download_execute", r"\b(?:curl|wget|fetch)\b[^\n|;]{0,200}+\|\s{0,3}(?:sudo\s{1,3})?"
        r"(?:ba|z|da|k)?sh\b", 0.95, ("curl", "wget", "fetch")),
-    _p("download_execute", r"\b(?:curl|wget)\b[^\n|;]{0,200}?\|\s{0,3}(?:sudo\s{1,3})?"
+    _p("download_execute", r"\b(?:curl|wget)\b[^\n|;]{0,200}+\|\s{0,3}(?:sudo\s{1,3})?"
        r"(?:python[0-9.]{0,4}|perl|ruby|node|php)\s{0,3}(?:-\s{0,3})?(?:$|[;&|)])", 0.9,
        ("curl", "wget")),
     _p("download_execute", r"\bchmod\s{1,3}\+x\s{1,3}[^\s;&|]{1,200}\s{0,3}(?:&&|;)\s{0,3}"

@@ -76,11 +76,16 @@ class Pattern:
     validate: Validator | None = None
     group: int = 0
     """Which regex group is the reported span."""
+    word_start: bool = False
+    """The match must not follow a word character (a leading \\b, checked in Python)."""
 
     def findings(self, scanner: str, text: str, low: str) -> Iterable[Finding]:
         if self.triggers and not any(t in low for t in self.triggers):
             return
-        for m in self.regex.finditer(low if self.lower else text):
+        subject = low if self.lower else text
+        for m in self.regex.finditer(subject):
+            if self.word_start and follows_word(subject, m.start()):
+                continue
             verdict = self.score if self.validate is None else self.validate(m, text)
             if verdict is None:
                 continue
@@ -90,9 +95,44 @@ class Pattern:
                 yield Finding(scanner, self.kind, m.start(self.group), m.end(self.group), verdict)
 
 
-def run_patterns(scanner: str, patterns: Iterable[Pattern], text: str) -> list[Finding]:
+def follows_word(text: str, pos: int) -> bool:
+    """True when the character before `pos` is a word character (no \\b at `pos`)."""
+    return pos > 0 and (text[pos - 1].isalnum() or text[pos - 1] == "_")
+
+
+def compile_fast(rx: str, flags: int = 0) -> tuple[re.Pattern[str], bool]:
+    """Compile `rx`, moving a leading \\b out of the regex (see `Pattern.word_start`).
+
+    CPython's `re` finds a literal or charset prefix with a fast scan, but a leading
+    \\b or look-behind disables that scan and costs about 25x (measured: 26 us vs 1 us
+    on 2 KB). Patterns with several top-level \\b branches keep theirs.
+    """
+    if rx.startswith("\\b") and "|\\b" not in rx:
+        return re.compile(rx[2:], flags), True
+    return re.compile(rx, flags), False
+
+
+def pattern(
+    kind: str,
+    rx: str,
+    score: float,
+    triggers: tuple[str, ...] = (),
+    validate: Validator | None = None,
+    *,
+    lower: bool = False,
+    group: int = 0,
+    flags: int = 0,
+) -> Pattern:
+    """A Pattern from regex source, with the leading-\\b speed-up applied."""
+    regex, word_start = compile_fast(rx, flags)
+    return Pattern(kind, regex, score, triggers, lower, validate, group, word_start)
+
+
+def run_patterns(
+    scanner: str, patterns: Iterable[Pattern], text: str, *, low: str | None = None
+) -> list[Finding]:
     """All findings of `patterns` over `text`, overlapping duplicates removed."""
-    low = lower_same_length(text)
+    low = lower_same_length(text) if low is None else low
     out: list[Finding] = []
     for p in patterns:
         out.extend(p.findings(scanner, text, low))

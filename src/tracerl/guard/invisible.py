@@ -21,9 +21,17 @@ _RUN = re.compile(
 )
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _MARKS = frozenset("\u200e\u200f")
+_MAYBE_LEGIT = frozenset(["\ufeff", "\u200c", "\u200d", "\u200e", "\u200f"])
+
+
+_SINGLE = {"\u200b": ("zero_width", 0.85), "\u2060": ("zero_width", 0.85),
+           "\u00ad": ("soft_hyphen", 0.6), "\u200e": ("bidi_mark", 0.6),
+           "\u200f": ("bidi_mark", 0.6)}  # fmt: skip
 
 
 def _kind(run: str) -> tuple[str, float]:
+    if run in _SINGLE:
+        return _SINGLE[run]
     if any(0xE0000 <= ord(c) <= 0xE007F for c in run):
         return "tag_characters", 0.95
     if any(0xE0100 <= ord(c) <= 0xE01EF for c in run):
@@ -40,8 +48,10 @@ def _kind(run: str) -> tuple[str, float]:
 def _is_legit(text: str, start: int, end: int) -> bool:
     """BOM at offset 0, ZWJ between emoji, ZWNJ/ZWJ or RTL marks between RTL letters."""
     run = text[start:end]
-    if run == "\ufeff" and start == 0:
-        return True
+    if run not in _MAYBE_LEGIT:
+        return False
+    if run == "\ufeff":
+        return start == 0
     before = text[start - 1] if start else ""
     after = text[end] if end < len(text) else ""
     if run == "\u200d" and before and after:

@@ -17,13 +17,13 @@ import base64
 import binascii
 import re
 
-from tracerl.guard.findings import Finding, dedupe, lower_same_length
+from tracerl.guard.findings import Finding, Pattern, dedupe, lower_same_length, pattern, run_patterns
 from tracerl.guard.normalize import View, canonical, leet
 
 _GAP = r"[^.!?\n]{0,60}?"
 _NEG = re.compile(r"\b(?:not|never|don't|do not|cannot|can't|won't|must not|shouldn't)\b")
 
-_OVERRIDE = re.compile(
+_OVERRIDE = (
     r"\b(?:ignore|disregard|forget|override|bypass|abandon|discard|neglect)\b" + _GAP
     + r"\b(?:instructions?|prompts?|directives?|guidelines|rules|constraints|policies"
     r"|programming|guardrails?|restrictions|safeguards)\b"
@@ -32,23 +32,22 @@ _QUALIFIER = re.compile(
     r"\b(?:previous|prior|above|earlier|preceding|foregoing|all|any|every|your|system"
     r"|original|initial|developer|safety|existing|current|those|these|my)\b"
 )
-_NEW_ORDERS = re.compile(
+_NEW_ORDERS = (
     r"\b(?:new|updated|real|actual|true|revised|secret|hidden|urgent|additional)\s{1,3}"
     r"(?:system\s{1,3})?(?:instructions?|directives?|orders|task|prompt)\s{0,3}:"
 )
-_MODE = re.compile(
+_MODE = (
     r"\b(?:enable|enabled|activate|activated|enter|entering|switch to|now in)\s{1,3}"
-    r"(?:the\s{1,3})?(?:developer|dan|god|jailbreak|jailbroken|unrestricted|unfiltered|sudo"
-    r"|debug|admin|evil)\s{1,3}mode\b"
+    r"(?:the\s{1,3})?(?:dan|god|jailbreak|jailbroken|unrestricted|unfiltered|evil)\s{1,3}mode\b"
     r"|\b(?:developer|dan|god|jailbreak|unrestricted|evil)\s{1,3}mode\s{0,3}(?:enabled|activated|on)\b"
     r"|\b(?:system|admin|root)\s{1,3}override\b|\bdo anything now\b"
 )
-_YOU_ARE_NOW = re.compile(
+_YOU_ARE_NOW = (
     r"\byou are now\b" + _GAP + r"\b(?:dan|unrestricted|unfiltered|uncensored|jailbroken"
     r"|free from|no longer bound|not bound|without (?:any )?(?:limits|restrictions|rules|filters)"
     r"|liberated|evil|able to do anything)"
 )
-_NO_LIMITS = re.compile(
+_NO_LIMITS = (
     r"\b(?:no|without|free (?:from|of)|not bound by|unbound by|ignoring|zero)\s{1,3}"
     r"(?:any\s{1,3}|all\s{1,3}|your\s{1,3}|the\s{1,3})?(?:ethical\s{1,3}|moral\s{1,3}"
     r"|content\s{1,3}|safety\s{1,3}|openai\s{1,3}|usual\s{1,3})?(?:restrictions|rules"
@@ -60,19 +59,19 @@ _FRAME = re.compile(
     r"|you are|you're|persona|character|simulate|from now on|respond as|answer as|behave as"
     r"|stay in character|hypothetical)"
 )
-_PERSONA = re.compile(
+_PERSONA = (
     r"\b(?:unfiltered|uncensored|amoral|unrestricted|unaligned|jailbroken|evil)\s{1,3}"
     r"(?:ai|assistant|model|chatbot|version|persona|character|twin|mode)\b"
     r"|\bnever\s{1,3}(?:refuses?|break(?:s)? character|says? no)\b"
 )
-_LEAK = re.compile(
+_LEAK = (
     r"\b(?:reveal|print|show|repeat|output|display|leak|tell me|give me|dump|write out"
     r"|recite|send|exfiltrate)\b[^.!?\n]{0,30}?\b(?:your|the)\s{1,3}(?:full\s{1,3}|entire"
     r"\s{1,3}|exact\s{1,3})?(?:system prompt|system message|initial (?:prompt|instructions)"
     r"|hidden (?:prompt|instructions)|original (?:prompt|instructions)|instructions above"
     r"|secret instructions|developer (?:prompt|message)|api keys?|credentials)"
 )
-_TO_AI = re.compile(
+_TO_AI = (
     r"\b(?:note|message|attention|instructions?|important)\s{0,3}(?:to|for)\s{1,3}(?:the\s{1,3})?"
     r"(?:ai|assistant|llm|language model|agent|chatbot)\s{0,3}[:,-]"
     r"|\b(?:ai|assistant|agent)s?\s{1,3}(?:reading|processing|summari[sz]ing) this\b"
@@ -86,41 +85,54 @@ _TEMPLATE = re.compile(
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,4096}={0,2}")
 _LEET_INSIDE = re.compile(r"[a-z][013457@$|+][a-z]")
 
-_PHRASES: tuple[tuple[str, re.Pattern[str], float], ...] = (
-    ("instruction_override", _OVERRIDE, 0.95),
-    ("instruction_override", _NEW_ORDERS, 0.8),
-    ("roleplay_jailbreak", _MODE, 0.9),
-    ("roleplay_jailbreak", _YOU_ARE_NOW, 0.9),
-    ("roleplay_jailbreak", _NO_LIMITS, 0.9),
-    ("roleplay_jailbreak", _PERSONA, 0.8),
-    ("prompt_leak", _LEAK, 0.85),
-    ("indirect_injection", _TO_AI, 0.8),
+
+
+def _negated(m: re.Match[str], view: str) -> bool:
+    """'never reveal your system prompt' states a rule; it is not an attack."""
+    return bool(_NEG.search(view, max(0, m.start() - 24), m.start()))
+
+
+def _override(m: re.Match[str], view: str) -> float | None:
+    if not _QUALIFIER.search(m.group()) or _negated(m, view):
+        return None  # "ignore the formatting rules" names no instructions to override
+    return 0.95
+
+
+def _leak(m: re.Match[str], view: str) -> float | None:
+    return None if _negated(m, view) else 0.85
+
+
+def _no_limits(m: re.Match[str], view: str) -> float | None:
+    """'no restrictions' is a jailbreak only inside a role-play frame."""
+    return 0.9 if _FRAME.search(view, max(0, m.start() - 160), m.start()) else None
+
+
+_PHRASES: tuple[Pattern, ...] = (
+    pattern("instruction_override", _OVERRIDE, 0.95, ("ignore", "disregard", "forget", "override",
+            "bypass", "abandon", "discard", "neglect"), _override),
+    pattern("instruction_override", _NEW_ORDERS, 0.8, ("instruction", "directive", "orders", "task",
+            "prompt")),
+    pattern("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now")),
+    pattern("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",)),
+    pattern("roleplay_jailbreak", _NO_LIMITS, 0.9, ("restriction", "rules", "filter", "limit",
+            "guideline", "ethic", "moral", "censor", "polic", "boundar", "safeguard"), _no_limits),
+    pattern("roleplay_jailbreak", _PERSONA, 0.8, ("unfiltered", "uncensored", "amoral", "unrestricted",
+            "unaligned", "jailbroken", "evil", "never")),
+    pattern("prompt_leak", _LEAK, 0.85, ("system prompt", "system message", "initial", "hidden",
+            "original", "instructions above", "secret instructions", "developer", "api key",
+            "credentials"), _leak),
+    pattern("indirect_injection", _TO_AI, 0.8, ("note", "message", "attention", "instruction",
+            "important", "reading this", "processing this", "summarizing this", "summarising this",
+            "instead")),
 )
 
 
-def _score(kind: str, m: re.Match[str], view: str, base: float) -> float | None:
-    """Context checks that separate attacks from talk about them."""
-    head = view[max(0, m.start() - 24) : m.start()]
-    if kind == "instruction_override":
-        if m.re is _OVERRIDE and not _QUALIFIER.search(m.group()):
-            return None
-        return None if _NEG.search(head) else base
-    if kind == "prompt_leak":
-        return None if _NEG.search(head) else base
-    if m.re is _NO_LIMITS:
-        window = view[max(0, m.start() - 160) : m.start()]
-        return base if _FRAME.search(window) else None
-    return base
-
-
 def _phrase_findings(view: View, name: str) -> list[Finding]:
+    """Phrase matches over the canonical view, mapped back to original offsets."""
     out: list[Finding] = []
-    for kind, regex, base in _PHRASES:
-        for m in regex.finditer(view.text):
-            score = _score(kind, m, view.text, base)
-            if score is not None:
-                start, end = view.span(m.start(), m.end())
-                out.append(Finding(name, kind, start, end, score))
+    for f in run_patterns(name, _PHRASES, view.text, low=view.text):
+        start, end = view.span(f.start, f.end)
+        out.append(Finding(name, f.kind, start, end, f.score))
     return out
 
 

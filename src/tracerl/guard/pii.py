@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from tracerl.guard.findings import Finding, Pattern, Verdict, dedupe, run_patterns
+from tracerl.guard.findings import Finding, Pattern, Validator, Verdict, dedupe, pattern, run_patterns
 
 _LOCAL = re.compile(r"[A-Za-z0-9._%+-]{1,64}")
 _DOMAIN = re.compile(r"[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,6}\.[A-Za-z]{2,24}\b")
@@ -70,13 +70,25 @@ def _card_issuer(d: str) -> bool:
     )
 
 
+_DIGITS = re.compile(r"\d{1,19}")
+
+
 def _card(m: re.Match[str], text: str) -> Verdict:
-    groups = [g for g in re.finditer(r"\d+", m.group())]
-    for i in range(len(groups)):  # the candidate may have swallowed neighbouring numbers
-        for j in range(len(groups), i, -1):
-            d = "".join(g.group() for g in groups[i:j])
-            if 13 <= len(d) <= 19 and _card_issuer(d) and luhn_ok(d):
-                return 0.95, m.start() + groups[i].start(), m.start() + groups[j - 1].end()
+    """Try each run of whole digit groups holding 13-19 digits (the candidate may have
+    swallowed a neighbouring number)."""
+    groups = _DIGITS.findall(m.group())
+    if sum(map(len, groups)) < 13:
+        return None
+    offsets = [g.start() for g in _DIGITS.finditer(m.group())]
+    for i in range(len(groups)):
+        d = ""
+        for j in range(i, len(groups)):
+            d += groups[j]
+            if len(d) > 19:
+                break
+            if len(d) >= 13 and _card_issuer(d) and luhn_ok(d):
+                start = m.start() + offsets[i]
+                return 0.95, start, m.start() + offsets[j] + len(groups[j])
     return None
 
 
@@ -164,9 +176,9 @@ def _phone(m: re.Match[str], text: str) -> float | None:
     return 0.85
 
 
-def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...], validate=None,
-       lower: bool = False) -> Pattern:  # fmt: skip
-    return Pattern(kind, re.compile(rx), score, triggers, lower, validate)
+def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...],
+       validate: Validator | None = None, lower: bool = False) -> Pattern:  # fmt: skip
+    return pattern(kind, rx, score, triggers, validate, lower=lower)
 
 
 PATTERNS: tuple[Pattern, ...] = (

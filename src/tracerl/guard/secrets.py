@@ -15,7 +15,7 @@ import binascii
 import json
 import re
 
-from tracerl.guard.findings import Finding, Pattern, run_patterns, shannon_entropy
+from tracerl.guard.findings import Finding, Pattern, Validator, pattern, run_patterns, shannon_entropy
 
 _PLACEHOLDER = re.compile(
     r"^(?:[$<{%]|\*{3}|x{3}|\.{3})|example|your[_-]?|placeholder|redacted|changeme|dummy"
@@ -85,9 +85,9 @@ def _bearer(m: re.Match[str], text: str) -> float | None:
     return 0.9 if _looks_random(value) and not _is_placeholder(value) else None
 
 
-def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...], validate=None,
-       lower: bool = False, group: int = 0) -> Pattern:  # fmt: skip
-    return Pattern(kind, re.compile(rx), score, triggers, lower, validate, group)
+def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...],
+       validate: Validator | None = None, lower: bool = False, group: int = 0) -> Pattern:  # fmt: skip
+    return pattern(kind, rx, score, triggers, validate, lower=lower, group=group)
 
 
 _KEYS = (
@@ -121,7 +121,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?: BLOCK)?-----", 0.99, ("private key",)),
     _p("jwt", r"\b(eyJ[A-Za-z0-9_-]{8,2000})\.eyJ[A-Za-z0-9_-]{2,8000}\.[A-Za-z0-9_-]{8,2000}",
        0.9, ("eyj",), _jwt),
-    _p("connection_string_password", r"://([^\s:/@'\"]{1,128}):([^\s@/'\"]{1,256})@[^\s/'\"]{1,256}",
+    _p("connection_string_password", r"://([^\s:/@'\"]{0,128}):([^\s@/'\"]{1,256})@[^\s/'\"]{1,256}",
        0.9, ("://",), _url_password),
     _p("secret_assignment", r"\b(" + _KEYS + r")[\w.-]{0,30}?['\"]?\s{0,3}(?:=>|:=|[:=])\s{0,3}"
        r"(['\"]?)([^\s'\"`,;<>(){}\[\]]{4,512})", 0.85,
@@ -139,13 +139,20 @@ class SecretsScanner:
     name = "secrets"
 
     def scan(self, text: str) -> list[Finding]:
-        return [_whole_key_block(f, text) for f in run_patterns(self.name, PATTERNS, text)]
+        out: list[Finding] = []
+        covered = 0
+        for f in run_patterns(self.name, PATTERNS, text):
+            if f.kind == "private_key":
+                if f.start < covered:
+                    continue  # a header inside the block already reported
+                f = _whole_key_block(f, text)
+                covered = f.end
+            out.append(f)
+        return out
 
 
 def _whole_key_block(f: Finding, text: str) -> Finding:
     """Extend a private-key header to its END line (or the end of a truncated block)."""
-    if f.kind != "private_key":
-        return f
     end = text.find("-----END ", f.end, f.end + 16_000)
     if end != -1:
         close = text.find("-----", end + 9, end + 60)
