@@ -76,6 +76,14 @@ def _sql_tautology(m: re.Match[str], text: str) -> float | None:
     return 0.9 if m.group(1) == m.group(2) else None
 
 
+def _unbalanced_quote(m: re.Match[str], text: str) -> float | None:
+    """`admin'--`: the quote closes a string the text never opened (an injected close).
+    In `"O'Brien" -- note` it closes a literal opened on the same line: not injection."""
+    quote = text[m.start()]
+    lo, _ = line_bounds(text, m.start())
+    return 0.75 if text.count(quote, lo, m.start()) % 2 == 0 else None
+
+
 def _sql_sleep(m: re.Match[str], text: str) -> float | None:
     head = text[max(0, m.start() - 30) : m.start()].lower()
     return 0.85 if any(t in head for t in ("'", " and ", " or ", "select", '"')) else None
@@ -146,7 +154,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("sql_injection", r"['\"]\s{0,3}(?:or|and|\|\|)\s{1,3}['\"]?(\w{1,10})['\"]?\s{0,3}=\s{0,3}"
        r"['\"]?(\w{1,10})", 0.9, ("or", "and", "||"), _sql_tautology),
     _p("sql_injection", r"['\"]\s{0,3}\)?\s{0,3}(?:;\s{0,3})?(?:--(?:\s|$)|#\s{0,3}$|/\*)", 0.75,
-       ("--", "#", "/*")),
+       ("--", "#", "/*"), _unbalanced_quote),
+    _p("sql_injection", r"'\s{0,3}(?:or|\|\|)\s{1,3}''\s{0,3}=\s{0,3}'|\"\s{0,3}(?:or|\|\|)\s{1,3}"
+       r"\"\"\s{0,3}=\s{0,3}\"", 0.9, ("or", "||")),
     _p("sql_injection", r"\bunion\s{1,5}(?:all\s{1,5})?select\s{1,5}(?:null|\d{1,3}\s{0,3},|@@"
        r"|version\(|user\(|database\(|concat|group_concat|table_name|column_name|load_file"
        r"|char\()|['\")]\s{0,5}union\s{1,5}(?:all\s{1,5})?select\b", 0.9, ("union",)),

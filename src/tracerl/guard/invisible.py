@@ -50,10 +50,10 @@ def _is_legit(text: str, start: int, end: int) -> bool:
     run = text[start:end]
     if run not in _MAYBE_LEGIT:
         return False
-    if run == "\ufeff":
-        return start == 0
     before = text[start - 1] if start else ""
     after = text[end] if end < len(text) else ""
+    if run == "\ufeff":  # a byte-order mark left by concatenating files, unless inside a word
+        return not (before.isalnum() and after.isalnum())
     if run == "\u200d" and before and after:
         return unicodedata.category(before) == "So" or unicodedata.category(after) == "So" or (
             0x1F3FB <= ord(before) <= 0x1F3FF

@@ -72,8 +72,9 @@ _LEAK = (
     r"|secret instructions|developer (?:prompt|message)|api keys?|credentials)"
 )
 _TO_AI = (
-    r"\b(?:note|message|attention|instructions?|important)\s{0,3}(?:to|for)\s{1,3}(?:the\s{1,3})?"
-    r"(?:ai|assistant|llm|language model|agent|chatbot)\s{0,3}[:,-]"
+    r"\b(?:note|message|attention|instructions?|important)(?:\s{1,3}(?:to|for))?\s{1,3}"
+    r"(?:the\s{1,3}|any\s{1,3}|all\s{1,3})?(?:ai\s{1,3}|llm\s{1,3})?(?:ai|assistant|llm"
+    r"|language model|agent|chatbot|model)s?\s{0,3}[:,-]"
     r"|\b(?:ai|assistant|agent)s?\s{1,3}(?:reading|processing|summari[sz]ing) this\b"
     r"|\binstead,?\s{1,3}(?:you must|you should|please)\s{1,3}(?:send|email|forward|upload"
     r"|post|transfer|run|execute|delete)\b"
