@@ -118,7 +118,7 @@ _CHAIN_CMD = (
 
 PATTERNS: tuple[Pattern, ...] = (
     _p("destructive_command", r"\brm\s{1,5}-{1,2}[a-z-]{0,12}[rf]", 0.75, ("rm ",), _rm),
-    _p("destructive_command", r"\bmkfs(?:\.[a-z0-9]{1,8})?\s", 0.95, ("mkfs",)),
+    _p("destructive_command", r"\bmkfs(?:\.[a-z0-9]{1,8})?\s", 0.95, ()),
     _p("destructive_command", r"\bdd\s[^\n]{0,80}?\bof=/dev/[a-z]", 0.95, ("of=/dev",)),
     _p("destructive_command", r">\s{0,3}/dev/(?:sd[a-z]|nvme|hd[a-z]|mmcblk|xvd)", 0.95, ("/dev/",)),
     _p("destructive_command", r":\(\)\s{0,3}\{\s{0,3}:\s{0,3}\|\s{0,3}:\s{0,3}&\s{0,3}\}", 0.99,
@@ -128,11 +128,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("destructive_command", r"\bshred\s{1,3}-", 0.85, ("shred",)),
     _p("destructive_command", r"\bkill\s{1,3}-9\s{1,3}-1\b", 0.9, ("kill",)),
     _p("destructive_command", r"\b(?:shutdown|poweroff|halt|reboot|init\s0)\b", 0.8,
-       ("shutdown", "poweroff", "halt", "reboot", "init 0"), _command_position),
+       (), _command_position),
     _p("destructive_command", r"\bgit\s{1,3}(?:push\s[^\n]{0,60}?(?:--force|\s-f\b)"
        r"|reset\s{1,3}--hard|clean\s{1,3}-[a-z]{0,3}f)", 0.7, ("git",)),
     _p("shell_chain", r"(?:;|&&|\|\||\||\$\()\s{0,3}" + _CHAIN_CMD + r"\b", 0.8,
-       (";", "&&", "|", "$(")),
+       ()),
     _p("shell_chain", r"`(?:whoami|id|uname\s{1,3}-a|hostname|cat\s{1,3}/etc/passwd|curl\s|wget\s)",
        0.8, ("`",)),
     _p("reverse_shell", r"/dev/(?:tcp|udp)/|\bnc(?:at)?\s[^\n]{0,40}?\s-[a-z]{0,3}e\s{1,3}/bin/"
@@ -141,8 +141,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("download_execute", r"\b(?:curl|wget|fetch)\b[^\n|;]{0,200}+\|\s{0,3}(?:sudo\s{1,3})?"
        r"(?:ba|z|da|k)?sh\b", 0.95, ("curl", "wget", "fetch")),
     _p("download_execute", r"\b(?:curl|wget)\b[^\n|;]{0,200}+\|\s{0,3}(?:sudo\s{1,3})?"
-       r"(?:python[0-9.]{0,4}|perl|ruby|node|php)\s{0,3}(?:-\s{0,3})?(?:$|[;&|)])", 0.9,
-       ("curl", "wget")),
+       r"(?:python[0-9.]{0,4}|perl|ruby|node|php)\s{0,3}(?:-\s{0,3})?(?:$|[;&|)])", 0.9, ()),
     _p("download_execute", r"\bchmod\s{1,3}\+x\s{1,3}[^\s;&|]{1,200}\s{0,3}(?:&&|;)\s{0,3}"
        r"(?:\./|/tmp/|/dev/shm/|sh\s|bash\s)", 0.85, ("+x",)),
     _p("download_execute", r"\b(?:iex|invoke-expression)\b[^\n]{0,120}?(?:downloadstring|"

@@ -79,11 +79,15 @@ class Pattern:
     word_start: bool = False
     """The match must not follow a word character (a leading \\b, checked in Python)."""
 
-    def findings(self, scanner: str, text: str, low: str) -> Iterable[Finding]:
+    def findings(
+        self, scanner: str, text: str, low: str, pos: int = 0, endpos: int | None = None
+    ) -> Iterable[Finding]:
+        """Findings in text[pos:endpos] (look-behinds still see the text before `pos`)."""
         if self.triggers and not any(t in low for t in self.triggers):
             return
         subject = low if self.lower else text
-        for m in self.regex.finditer(subject):
+        end = len(subject) if endpos is None else endpos
+        for m in self.regex.finditer(subject, pos, end):
             if self.word_start and follows_word(subject, m.start()):
                 continue
             verdict = self.score if self.validate is None else self.validate(m, text)

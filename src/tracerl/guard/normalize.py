@@ -38,6 +38,9 @@ _CONFUSABLES = {
 }  # fmt: skip
 _FOLD = {ord(k): v for k, v in _CONFUSABLES.items()}
 _FOLD.update({c: chr(c - 0xFEE0).lower() for c in range(0xFF01, 0xFF5F)})  # full-width
+# str.translate walks non-ASCII text char by char in Python-level dict lookups; one
+# regex scan for any foldable character first keeps ordinary Unicode text fast.
+_FOLDABLE_RE = re.compile("[" + "".join(sorted(_CONFUSABLES)) + "\uff01-\uff5e]")
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t",
                        "@": "a", "$": "s", "!": "i", "|": "l", "+": "t"})  # fmt: skip
@@ -68,14 +71,19 @@ def canonical(text: str, low: str) -> View:
         return View(low, None, False)
     if INVISIBLE_RE.search(text):
         keep = [i for i, ch in enumerate(text) if ch not in INVISIBLE_CHARS]
-        stripped = "".join(low[i] for i in keep)
-        folded = stripped.translate(_FOLD)
+        stripped = INVISIBLE_RE.sub("", low)
+        folded = stripped.translate(_FOLD) if _FOLDABLE_RE.search(stripped) else stripped
         return View(folded, tuple(keep), True)
+    if not _FOLDABLE_RE.search(low):
+        return View(low, None, False)
     folded = low.translate(_FOLD)
     return View(folded, None, folded != low)
 
 
 def leet(view: View) -> View | None:
     """The view with leetspeak digits folded to letters, or None if there is none."""
-    out = view.text.translate(_LEET)
-    return None if out == view.text else View(out, view.offsets, True)
+    # encode(..., "replace") maps each non-ASCII char to one "?", keeping offsets, and lets
+    # translate take its ASCII fast path (the leet table only touches ASCII anyway).
+    text = view.text if view.text.isascii() else view.text.encode("ascii", "replace").decode()
+    out = text.translate(_LEET)
+    return None if out == text else View(out, view.offsets, True)

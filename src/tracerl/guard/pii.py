@@ -13,7 +13,15 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from tracerl.guard.findings import Finding, Pattern, Validator, Verdict, dedupe, pattern, run_patterns
+from tracerl.guard.findings import (
+    Finding,
+    Pattern,
+    Validator,
+    Verdict,
+    dedupe,
+    lower_same_length,
+    pattern,
+)
 
 _LOCAL = re.compile(r"[A-Za-z0-9._%+-]{1,64}")
 _DOMAIN = re.compile(r"[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,6}\.[A-Za-z]{2,24}\b")
@@ -158,15 +166,34 @@ def _ipv4(m: re.Match[str], text: str) -> float | None:
     return 0.6 if ip.is_private else 0.8
 
 
-def _ipv6(m: re.Match[str], text: str) -> float | None:
-    s = m.group()
-    if s.count(":") < 3 or not any(c.isdigit() for c in s):
-        return None
-    try:
-        ip = ipaddress.IPv6Address(s)
-    except ValueError:
-        return None
-    return None if ip.is_loopback or ip.is_link_local or ip.is_unspecified else 0.75
+_V6_ANCHOR = re.compile(r":[0-9a-f]{0,4}:")
+_HEX_COLON = frozenset("0123456789abcdef:")
+
+
+def ipv6_findings(name: str, low: str) -> list[Finding]:
+    """IPv6 addresses grown outwards from each `:hex:` anchor (a literal-first regex),
+    at most 45 characters each way, so the work stays linear in the text."""
+    out = []
+    done = 0
+    for m in _V6_ANCHOR.finditer(low):
+        if m.start() < done:
+            continue
+        start, end = m.start(), m.end()
+        while start > 0 and low[start - 1] in _HEX_COLON and m.start() - start < 39:
+            start -= 1
+        while end < len(low) and (low[end] in _HEX_COLON or low[end] == ".") and end - start < 45:
+            end += 1
+        done = end
+        candidate = low[start:end].rstrip(".:")
+        if candidate.count(":") < 3 or not any(c.isdigit() for c in candidate):
+            continue
+        try:
+            ip = ipaddress.IPv6Address(candidate)
+        except ValueError:
+            continue
+        if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
+            out.append(Finding(name, "ip_address", start, start + len(candidate), 0.75))
+    return out
 
 
 def _phone(m: re.Match[str], text: str) -> float | None:
@@ -181,17 +208,20 @@ def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...],
     return pattern(kind, rx, score, triggers, validate, lower=lower)
 
 
-PATTERNS: tuple[Pattern, ...] = (
-    _p("phone", r"(?<![\w+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d[\d .-]{5,16}\d", 0.85, ("+",),
+# Numeric kinds only run inside "numeric chunks": runs of digits and separators found
+# by one charset-first scan. Each pattern then looks at a few short spans instead of
+# every position of the text (measured: about 5x less time on 2 KB of prose and code).
+_NUMERIC_CHUNK = re.compile(r"[\d+(][\d ().+-]{6,60}")
+NUMERIC: tuple[Pattern, ...] = (
+    _p("phone", r"(?<![\w+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d[\d .-]{5,16}\d", 0.85, (),
        _phone),
     _p("phone", r"(?<![\d-])\(?[2-9]\d{2}\)?[ .-]?[2-9]\d{2}[ .-]\d{4}(?![\d-])", 0.8, ()),
     _p("payment_card", r"(?<![\d.-])\d[\d -]{11,22}\d(?![\d.])", 0.95, (), _card),
     _p("ssn", r"(?<![\d-])(\d{3})([- ])(\d{2})([- ])(\d{4})(?![\d-])", 0.9, (), _ssn),
-    _p("iban", r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,34}", 0.95, (), _iban),
-    _p("ip_address", r"(?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.]|\.\d)", 0.8, (".",), _ipv4),
-    _p("ip_address", r"(?<![0-9a-f:])[0-9a-f]{0,4}:[0-9a-f]{0,4}:[0-9a-f:.]{1,39}(?![0-9a-f:])",
-       0.75, (":",), _ipv6, True),
+    _p("ip_address", r"(?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.]|\.\d)", 0.8, (), _ipv4),
 )
+IBAN = Pattern("iban", re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,34}"), 0.95, (), False, _iban,
+               word_start=True)  # fmt: skip
 
 
 class PIIScanner:
@@ -200,7 +230,13 @@ class PIIScanner:
     name = "pii"
 
     def scan(self, text: str) -> list[Finding]:
-        found = run_patterns(self.name, PATTERNS, text)
+        found: list[Finding] = []
+        for chunk in _NUMERIC_CHUNK.finditer(text):
+            for p in NUMERIC:
+                found.extend(p.findings(self.name, text, text, chunk.start(), chunk.end()))
+        found.extend(IBAN.findings(self.name, text, text))
         if "@" in text:
             found += email_findings(self.name, text)
+        if ":" in text:
+            found += ipv6_findings(self.name, lower_same_length(text))
         return dedupe(found)

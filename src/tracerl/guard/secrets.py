@@ -97,8 +97,7 @@ _KEYS = (
 )
 
 PATTERNS: tuple[Pattern, ...] = (
-    _p("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", 0.95, ("akia", "asia", "abia",
-       "acca"), _not_example),
+    _p("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", 0.95, (), _not_example),
     _p("github_token", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}",
        0.95, ("gh", "github_pat_")),
     _p("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,64}", 0.95, ("glpat-",)),
@@ -112,7 +111,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,200})(?![A-Za-z0-9_-])",
        0.9, ("sk-",), _random_suffix),
     _p("huggingface_token", r"\bhf_([A-Za-z0-9]{30,40})\b", 0.9, ("hf_",), _random_suffix),
-    _p("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,64}\b", 0.95, ("sg.",)),
+    _p("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,64}\b", 0.95, ()),
     _p("npm_token", r"\bnpm_([A-Za-z0-9]{36})\b", 0.9, ("npm_",), _random_suffix),
     _p("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{50,300}", 0.95, ("pypi-age",)),
     _p("twilio_key", r"\bSK[0-9a-f]{32}\b", 0.75, ("sk",)),
