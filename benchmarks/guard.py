@@ -29,6 +29,19 @@ from tracerl.guard.corpus.score import any_fired, score
 THRESHOLD = 0.5
 
 
+def row(*cells: object) -> None:
+    print("| " + " | ".join(str(c) for c in cells) + " |")
+
+
+def table(header: tuple[str, ...]) -> None:
+    row(*header)
+    row(*("---" for _ in header))
+
+
+def ratio(k: int, n: int) -> str:
+    return f"{k / n:.3f} ({k}/{n})"
+
+
 def accuracy_table(split: str, items: list[CorpusItem]) -> None:
     def detect(text: str) -> set[str]:
         return {f.scanner for f in scan(text, min_score=THRESHOLD)}
@@ -36,11 +49,12 @@ def accuracy_table(split: str, items: list[CorpusItem]) -> None:
     res = score(items, detect, CATEGORIES)
     pos, neg = sum(i.positive for i in items), sum(not i.positive for i in items)
     print(f"\n### Accuracy, {split} split ({pos} positives, {neg} hard negatives)\n")
-    print("| scanner | precision | recall | FPR on hard negatives | TP | FN | FP | fires on other positives |")
-    print("|---|---|---|---|---|---|---|---|")
+    header = ("scanner", "precision", "recall", "FPR on hard negatives", "TP", "FN", "FP",
+              "fires on other positives")  # fmt: skip
+    table(header)
     for c, s in res.items():
-        print(f"| {c} | {s.precision:.3f} | {s.recall:.3f} | {s.fpr:.3f} | {s.tp} | {s.fn} | {s.fp} "
-              f"| {s.cross_fires} |")  # fmt: skip
+        row(c, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.fpr:.3f}", s.tp, s.fn, s.fp,
+            s.cross_fires)  # fmt: skip
     fired, total = any_fired(items, detect)
     print(f"\nAny scanner fired on {fired} of {total} hard negatives ({fired / total:.1%}).")
     missed = [(c, i) for c, s in res.items() for i in s.missed]
@@ -62,7 +76,8 @@ def _detect_secrets() -> Callable[[str], bool] | None:
     def found(text: str) -> bool:
         with default_settings():
             lines = list(enumerate(text.splitlines(), start=1))
-            return any(True for _ in _process_line_based_plugins(lines, filename="observation.txt"))
+            found = _process_line_based_plugins(lines, filename="observation.txt")
+            return any(True for _ in found)
 
     return found
 
@@ -79,9 +94,8 @@ def secrets_comparison(items: list[CorpusItem]) -> None:
     pos = [i.text for i in items if i.positive and i.category == "secrets"]
     neg_s = [i.text for i in items if not i.positive and i.category == "secrets"]
     neg_all = [i.text for i in items if not i.positive]
-    print("| detector | recall (secrets positives) | FPR (secrets hard negatives) | FPR (all hard negatives) "
-          "| mean latency per item |")  # fmt: skip
-    print("|---|---|---|---|---|")
+    table(("detector", "recall (secrets positives)", "FPR (secrets hard negatives)",
+           "FPR (all hard negatives)", "mean latency per item"))  # fmt: skip
     for name, fn in (("tracerl.guard secrets", ours), ("detect-secrets 1.x default plugins", ds)):
         t0 = time.perf_counter()
         hits = [fn(t) for t in pos]
@@ -89,17 +103,18 @@ def secrets_comparison(items: list[CorpusItem]) -> None:
         fp_all = [fn(t) for t in neg_all]
         n = len(pos) + len(neg_s) + len(neg_all)
         us = (time.perf_counter() - t0) / n * 1e6
-        print(f"| {name} | {sum(hits) / len(pos):.3f} ({sum(hits)}/{len(pos)}) | "
-              f"{sum(fp_s) / len(neg_s):.3f} ({sum(fp_s)}/{len(neg_s)}) | "
-              f"{sum(fp_all) / len(neg_all):.3f} ({sum(fp_all)}/{len(neg_all)}) | {us:.0f} us |")  # fmt: skip
+        row(name, ratio(sum(hits), len(pos)), ratio(sum(fp_s), len(neg_s)),
+            ratio(sum(fp_all), len(neg_all)), f"{us:.0f} us")  # fmt: skip
 
 
 _PARA = (
     "The build finished in 42.3 seconds. Running tests for module utils/io.py: 128 passed.\n"
     "def load(path):\n    with open(path) as f:\n        return json.load(f)\n"
     "See https://docs.python.org/3/library/json.html for details. Contact: dana@corp.example\n"
-    "commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b, version 2.1.0, request 550e8400-e29b-41d4-a716-446655440000\n"
-    '{"status": "ok", "rows": [{"id": 7, "name": "alpha", "score": 0.93}, {"id": 8, "name": "beta"}]}\n'
+    "commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b, version 2.1.0, "
+    "request 550e8400-e29b-41d4-a716-446655440000\n"
+    '{"status": "ok", "rows": [{"id": 7, "name": "alpha", "score": 0.93}, '
+    '{"id": 8, "name": "beta"}]}\n'
     "SELECT name, total FROM orders WHERE created_at > '2024-01-01' ORDER BY total DESC LIMIT 10;\n"
     "Résumé: naïve café — 東京 ✓\n"
 )
@@ -144,27 +159,34 @@ def timed(fn: Callable[[], object], reps: int) -> tuple[float, float]:
 
 def latency(quick: bool) -> None:
     guard = Guard()
-    sizes = (("2 KB", 2048, 300 if quick else 2000), ("20 KB", 20_480, 50 if quick else 300),
+    sizes = (("2 KB", 2048, 300 if quick else 3000), ("20 KB", 20_480, 40 if quick else 300),
              ("1 MB", 1_048_576, 2 if quick else 5))  # fmt: skip
-    print("\n### Latency of the full pipeline (Guard.check_observation, 5 scanners)\n")
-    print("| input | size | p50 ms | p99 ms | floor: lower()+find p50 ms |")
-    print("|---|---|---|---|---|")
+    print("\n### Latency of the full pipeline (5 scanners)\n")
+    print("p99 is the maximum when there are fewer than 100 repetitions.\n")
+    table(("input", "size", "reps", "p50 ms", "p99 ms", "p99 us per KB"))
     for label, n, reps in sizes:
         text = realistic(n)
-        p50, p99 = timed(lambda t=text: guard.check_observation(t), reps)
-        f50, _ = timed(lambda t=text: t.lower().find("ignore"), reps)
-        print(f"| realistic text | {label} | {p50:.3f} | {p99:.3f} | {f50:.4f} |")
-        p50, p99 = timed(lambda t=text: guard.check_tool_call("bash", {"command": t}), reps)
-        print(f"| realistic, as a tool call | {label} | {p50:.3f} | {p99:.3f} | |")
+        cases = (
+            ("realistic, check_observation", lambda t=text: guard.check_observation(t)),
+            ("realistic, check_tool_call", lambda t=text: guard.check_tool_call("bash", {"c": t})),
+            ("floor: str.lower() + one find", lambda t=text: t.lower().find("ignore")),
+        )
+        for name, fn in cases:
+            p50, p99 = timed(fn, reps)
+            row(name, label, reps, f"{p50:.3f}", f"{p99:.3f}", f"{p99 * 1000 / (n / 1024):.1f}")
     for label, n, reps in sizes:
-        worst = ("", 0.0, 0.0)
+        results = []
         for name, unit in ADVERSARIAL.items():
             text = (unit * (n // len(unit) + 1))[:n]
             p50, p99 = timed(lambda t=text: guard.check_observation(t), max(2, reps // 10))
-            if p99 > worst[2]:
-                worst = (name, p50, p99)
-        print(f"| adversarial, worst of {len(ADVERSARIAL)} ({worst[0]}) | {label} | {worst[1]:.3f} "
-              f"| {worst[2]:.3f} | |")  # fmt: skip
+            results.append((p99, p50, name))
+        results.sort()
+        p99, p50, name = results[-1]
+        median_p99 = results[len(results) // 2][0]
+        row(f"adversarial, worst of {len(results)} ({name})", label, max(2, reps // 10),
+            f"{p50:.3f}", f"{p99:.3f}", f"{p99 * 1000 / (n / 1024):.1f}")  # fmt: skip
+        row(f"adversarial, median of {len(results)}", label, max(2, reps // 10), "",
+            f"{median_p99:.3f}", f"{median_p99 * 1000 / (n / 1024):.1f}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

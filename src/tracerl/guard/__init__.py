@@ -1,9 +1,9 @@
 """Guardrails on the rollout path: scanners and the Guard pipeline (issue 6).
 
-    from tracerl.guard import scan, redact, Guard
-    scan("ignore all previous instructions")   # -> [Finding(scanner="jailbreak", ...)]
-    guard = Guard()
-    decision = guard.check_tool_call("bash", {"command": "rm -rf /"})  # decision.blocked
+from tracerl.guard import scan, redact, Guard
+scan("ignore all previous instructions")   # -> [Finding(scanner="jailbreak", ...)]
+guard = Guard()
+decision = guard.check_tool_call("bash", {"command": "rm -rf /"})  # decision.blocked
 """
 
 from tracerl.guard.config import OBSERVATION_RULES, TOOL_CALL_RULES, Action, GuardConfig, Rule

@@ -120,72 +120,200 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("destructive_command", r"\brm\s{1,5}-{1,2}[a-z-]{0,12}[rf]", 0.75, ("rm ",), _rm),
     _p("destructive_command", r"\bmkfs(?:\.[a-z0-9]{1,8})?\s", 0.95, ()),
     _p("destructive_command", r"\bdd\s[^\n]{0,80}?\bof=/dev/[a-z]", 0.95, ("of=/dev",)),
-    _p("destructive_command", r">\s{0,3}/dev/(?:sd[a-z]|nvme|hd[a-z]|mmcblk|xvd)", 0.95, ("/dev/",)),
-    _p("destructive_command", r":\(\)\s{0,3}\{\s{0,3}:\s{0,3}\|\s{0,3}:\s{0,3}&\s{0,3}\}", 0.99,
-       (":()",)),  # fork bomb
+    _p(
+        "destructive_command", r">\s{0,3}/dev/(?:sd[a-z]|nvme|hd[a-z]|mmcblk|xvd)", 0.95, ("/dev/",)
+    ),
+    _p(
+        "destructive_command",
+        r":\(\)\s{0,3}\{\s{0,3}:\s{0,3}\|\s{0,3}:\s{0,3}&\s{0,3}\}",
+        0.99,
+        (":()",),
+    ),  # fork bomb
     _p("destructive_command", r"\bchmod\s{1,5}(?:-r\s{1,5})?0?777\s{1,5}/", 0.9, ("777",)),
     _p("destructive_command", r"\bfind\s[^\n]{0,80}?\s-delete\b", 0.8, ("-delete",)),
     _p("destructive_command", r"\bshred\s{1,3}-", 0.85, ("shred",)),
     _p("destructive_command", r"\bkill\s{1,3}-9\s{1,3}-1\b", 0.9, ("kill",)),
-    _p("destructive_command", r"\b(?:shutdown|poweroff|halt|reboot|init\s0)\b", 0.8,
-       (), _command_position),
-    _p("destructive_command", r"\bgit\s{1,3}(?:push\s[^\n]{0,60}?(?:--force|\s-f\b)"
-       r"|reset\s{1,3}--hard|clean\s{1,3}-[a-z]{0,3}f)", 0.7, ("git",)),
-    _p("shell_chain", r"(?:;|&&|\|\||\||\$\()\s{0,3}" + _CHAIN_CMD + r"\b", 0.8,
-       ()),
-    _p("shell_chain", r"`(?:whoami|id|uname\s{1,3}-a|hostname|cat\s{1,3}/etc/passwd|curl\s|wget\s)",
-       0.8, ("`",)),
-    _p("reverse_shell", r"/dev/(?:tcp|udp)/|\bnc(?:at)?\s[^\n]{0,40}?\s-[a-z]{0,3}e\s{1,3}/bin/"
-       r"|\bbash\s{1,3}-i\s{0,3}>&|\bpty\.spawn\(|socket\.socket\([^\n]{0,200}?\.connect\(",
-       0.95, ("/dev/tcp", "/dev/udp", "nc", "bash", "pty.", "socket")),
-    _p("download_execute", r"\b(?:curl|wget|fetch)\b[^\n|;]{0,200}+\|\s{0,3}(?:sudo\s{1,3})?"
-       r"(?:ba|z|da|k)?sh\b", 0.95, ("curl", "wget", "fetch")),
-    _p("download_execute", r"\b(?:curl|wget)\b[^\n|;]{0,200}+\|\s{0,3}(?:sudo\s{1,3})?"
-       r"(?:python[0-9.]{0,4}|perl|ruby|node|php)\s{0,3}(?:-\s{0,3})?(?:$|[;&|)])", 0.9, ()),
-    _p("download_execute", r"\bchmod\s{1,3}\+x\s{1,3}[^\s;&|]{1,200}\s{0,3}(?:&&|;)\s{0,3}"
-       r"(?:\./|/tmp/|/dev/shm/|sh\s|bash\s)", 0.85, ("+x",)),
-    _p("download_execute", r"\b(?:iex|invoke-expression)\b[^\n]{0,120}?(?:downloadstring|"
-       r"invoke-webrequest|iwr|net\.webclient)|downloadstring\s{0,3}\(|\bpowershell(?:\.exe)?\s"
-       r"[^\n]{0,60}?\s-(?:enc|encodedcommand|e)\s|\bcertutil\b[^\n]{0,60}?-urlcache", 0.9,
-       ("iex", "invoke-expression", "downloadstring", "powershell", "certutil")),
-    _p("download_execute", r"\bbase64\s{1,3}(?:-d|--decode|-di)\b[^\n]{0,40}?\|\s{0,3}(?:ba)?sh\b",
-       0.95, ("base64",)),
-    _p("sql_injection", r"['\"]\s{0,3}(?:or|and|\|\|)\s{1,3}['\"]?(\w{1,10})['\"]?\s{0,3}=\s{0,3}"
-       r"['\"]?(\w{1,10})", 0.9, ("or", "and", "||"), _sql_tautology),
-    _p("sql_injection", r"['\"]\s{0,3}\)?\s{0,3}(?:;\s{0,3})?(?:--(?:\s|$)|#\s{0,3}$|/\*)", 0.75,
-       ("--", "#", "/*"), _unbalanced_quote),
-    _p("sql_injection", r"'\s{0,3}(?:or|\|\|)\s{1,3}''\s{0,3}=\s{0,3}'|\"\s{0,3}(?:or|\|\|)\s{1,3}"
-       r"\"\"\s{0,3}=\s{0,3}\"", 0.9, ("or", "||")),
-    _p("sql_injection", r"\bunion\s{1,5}(?:all\s{1,5})?select\s{1,5}(?:null|\d{1,3}\s{0,3},|@@"
-       r"|version\(|user\(|database\(|concat|group_concat|table_name|column_name|load_file"
-       r"|char\()|['\")]\s{0,5}union\s{1,5}(?:all\s{1,5})?select\b", 0.9, ("union",)),
-    _p("sql_injection", r"['\"]\s{0,3}\)?\s{0,3};\s{0,3}(?:drop|delete|update|insert|truncate"
-       r"|shutdown|exec|create|alter)\b", 0.9, (";",)),
-    _p("sql_injection", r"(?<![\w.])(?:sleep|benchmark|pg_sleep)\s{0,3}\(\s{0,3}\d", 0.85,
-       ("sleep", "benchmark"), _sql_sleep),
-    _p("sql_injection", r"\bwaitfor\s{1,3}delay\s{1,3}'|\bxp_cmdshell\b|\binto\s{1,3}(?:out|dump)"
-       r"file\b|\bload_file\s{0,3}\(", 0.9, ("waitfor", "xp_cmdshell", "outfile", "dumpfile",
-                                             "load_file")),  # fmt: skip
-    _p("destructive_sql", r"\b(?:drop|truncate)\s{1,3}(?:table|database|schema)\s{1,3}(?:if\s{1,3}"
-       r"exists\s{1,3})?[\w.`\"\[\]]{1,64}\s{0,3}(?:;|cascade|$)", 0.8, ("drop", "truncate")),
-    _p("destructive_sql", r"\bdelete\s{1,3}from\s{1,3}[\w.`\"]{1,64}\s{0,3}(?:;|$)", 0.75,
-       ("delete",)),
+    _p(
+        "destructive_command",
+        r"\b(?:shutdown|poweroff|halt|reboot|init\s0)\b",
+        0.8,
+        (),
+        _command_position,
+    ),
+    _p(
+        "destructive_command",
+        r"\bgit\s{1,3}(?:push\s[^\n]{0,60}?(?:--force|\s-f\b)"
+        r"|reset\s{1,3}--hard|clean\s{1,3}-[a-z]{0,3}f)",
+        0.7,
+        ("git",),
+    ),
+    _p("shell_chain", r"(?:;|&&|\|\||\||\$\()\s{0,3}" + _CHAIN_CMD + r"\b", 0.8, ()),
+    _p(
+        "shell_chain",
+        r"`(?:whoami|id|uname\s{1,3}-a|hostname|cat\s{1,3}/etc/passwd|curl\s|wget\s)",
+        0.8,
+        ("`",),
+    ),
+    _p(
+        "reverse_shell",
+        r"/dev/(?:tcp|udp)/|\bnc(?:at)?\s[^\n]{0,40}?\s-[a-z]{0,3}e\s{1,3}/bin/"
+        r"|\bbash\s{1,3}-i\s{0,3}>&|\bpty\.spawn\(|socket\.socket\([^\n]{0,200}?\.connect\(",
+        0.95,
+        ("/dev/tcp", "/dev/udp", "nc", "bash", "pty.", "socket"),
+    ),
+    _p(
+        "download_execute",
+        r"\b(?:curl|wget|fetch)\b[^\n|;]{0,200}+\|\s{0,3}(?:sudo\s{1,3})?"
+        r"(?:ba|z|da|k)?sh\b",
+        0.95,
+        ("curl", "wget", "fetch"),
+    ),
+    _p(
+        "download_execute",
+        r"\b(?:curl|wget)\b[^\n|;]{0,200}+\|\s{0,3}(?:sudo\s{1,3})?"
+        r"(?:python[0-9.]{0,4}|perl|ruby|node|php)\s{0,3}(?:-\s{0,3})?(?:$|[;&|)])",
+        0.9,
+        (),
+    ),
+    _p(
+        "download_execute",
+        r"\bchmod\s{1,3}\+x\s{1,3}[^\s;&|]{1,200}\s{0,3}(?:&&|;)\s{0,3}"
+        r"(?:\./|/tmp/|/dev/shm/|sh\s|bash\s)",
+        0.85,
+        ("+x",),
+    ),
+    _p(
+        "download_execute",
+        r"\b(?:iex|invoke-expression)\b[^\n]{0,120}?(?:downloadstring|"
+        r"invoke-webrequest|iwr|net\.webclient)|downloadstring\s{0,3}\(|\bpowershell(?:\.exe)?\s"
+        r"[^\n]{0,60}?\s-(?:enc|encodedcommand|e)\s|\bcertutil\b[^\n]{0,60}?-urlcache",
+        0.9,
+        ("iex", "invoke-expression", "downloadstring", "powershell", "certutil"),
+    ),
+    _p(
+        "download_execute",
+        r"\bbase64\s{1,3}(?:-d|--decode|-di)\b[^\n]{0,40}?\|\s{0,3}(?:ba)?sh\b",
+        0.95,
+        ("base64",),
+    ),
+    _p(
+        "sql_injection",
+        r"['\"]\s{0,3}(?:or|and|\|\|)\s{1,3}['\"]?(\w{1,10})['\"]?\s{0,3}=\s{0,3}"
+        r"['\"]?(\w{1,10})",
+        0.9,
+        ("or", "and", "||"),
+        _sql_tautology,
+    ),
+    _p(
+        "sql_injection",
+        r"['\"]\s{0,3}\)?\s{0,3}(?:;\s{0,3})?(?:--(?:\s|$)|#\s{0,3}$|/\*)",
+        0.75,
+        ("--", "#", "/*"),
+        _unbalanced_quote,
+    ),
+    _p(
+        "sql_injection",
+        r"'\s{0,3}(?:or|\|\|)\s{1,3}''\s{0,3}=\s{0,3}'|\"\s{0,3}(?:or|\|\|)\s{1,3}"
+        r"\"\"\s{0,3}=\s{0,3}\"",
+        0.9,
+        ("or", "||"),
+    ),
+    _p(
+        "sql_injection",
+        r"\bunion\s{1,5}(?:all\s{1,5})?select\s{1,5}(?:null|\d{1,3}\s{0,3},|@@"
+        r"|version\(|user\(|database\(|concat|group_concat|table_name|column_name|load_file"
+        r"|char\()|['\")]\s{0,5}union\s{1,5}(?:all\s{1,5})?select\b",
+        0.9,
+        ("union",),
+    ),
+    _p(
+        "sql_injection",
+        r"['\"]\s{0,3}\)?\s{0,3};\s{0,3}(?:drop|delete|update|insert|truncate"
+        r"|shutdown|exec|create|alter)\b",
+        0.9,
+        (";",),
+    ),
+    _p(
+        "sql_injection",
+        r"(?<![\w.])(?:sleep|benchmark|pg_sleep)\s{0,3}\(\s{0,3}\d",
+        0.85,
+        ("sleep", "benchmark"),
+        _sql_sleep,
+    ),
+    _p(
+        "sql_injection",
+        r"\bwaitfor\s{1,3}delay\s{1,3}'|\bxp_cmdshell\b|\binto\s{1,3}(?:out|dump)"
+        r"file\b|\bload_file\s{0,3}\(",
+        0.9,
+        ("waitfor", "xp_cmdshell", "outfile", "dumpfile", "load_file"),
+    ),  # fmt: skip
+    _p(
+        "destructive_sql",
+        r"\b(?:drop|truncate)\s{1,3}(?:table|database|schema)\s{1,3}(?:if\s{1,3}"
+        r"exists\s{1,3})?[\w.`\"\[\]]{1,64}\s{0,3}(?:;|cascade|$)",
+        0.8,
+        ("drop", "truncate"),
+    ),
+    _p(
+        "destructive_sql",
+        r"\bdelete\s{1,3}from\s{1,3}[\w.`\"]{1,64}\s{0,3}(?:;|$)",
+        0.75,
+        ("delete",),
+    ),
     _p("path_traversal", r"(?:\.\.[/\\]){2,64}", 0.75, ("..",), _traversal),
-    _p("path_traversal", r"(?:%2e|\.){2}(?:%2f|%5c)|%2e%2e[/\\]|%252e%252e|\.\.%c0%af|\.\.%u2216",
-       0.9, ("%2", "%c0", "%u2")),
-    _p("sensitive_path", r"/etc/(?:passwd|shadow|sudoers|gshadow)\b|~/\.ssh/|/\.ssh/id_|/root/\.|"
-       r"\.aws/credentials|/proc/self/(?:environ|mem)|c:\\\\?windows\\\\?system32|\.docker/config"
-       r"\.json|\.kube/config|\.git-credentials|\.netrc\b", 0.75,
-       ("/etc/", ".ssh", "/root/", ".aws", "/proc/self", "system32", ".docker", ".kube",
-        ".git-credentials", ".netrc")),
-    _p("dangerous_python", r"(?<![\w.])(os\.(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?|remove"
-       r"|unlink|rmdir|removedirs|kill)|subprocess\.(?:run|call|popen|check_output|check_call"
-       r"|getoutput|getstatusoutput)|shutil\.rmtree|pty\.spawn|c?pickle\.loads?|marshal\.loads"
-       r"|dill\.loads|eval|exec|execfile|__import__)\s{0,3}\(", 0.85,
-       ("os.", "subprocess", "shutil", "pty.", "pickle", "marshal", "dill", "eval", "exec",
-        "__import__"), _python_call),
-    _p("dangerous_python", r"\.__(?:subclasses|globals|builtins)__\b|\bgetattr\s{0,3}\(\s{0,3}"
-       r"__builtins__|\bglobals\(\)\s{0,3}\[\s{0,3}['\"]__builtins__", 0.85, ("__",)),
+    _p(
+        "path_traversal",
+        r"(?:%2e|\.){2}(?:%2f|%5c)|%2e%2e[/\\]|%252e%252e|\.\.%c0%af|\.\.%u2216",
+        0.9,
+        ("%2", "%c0", "%u2"),
+    ),
+    _p(
+        "sensitive_path",
+        r"/etc/(?:passwd|shadow|sudoers|gshadow)\b|~/\.ssh/|/\.ssh/id_|/root/\.|"
+        r"\.aws/credentials|/proc/self/(?:environ|mem)|c:\\\\?windows\\\\?system32|\.docker/config"
+        r"\.json|\.kube/config|\.git-credentials|\.netrc\b",
+        0.75,
+        (
+            "/etc/",
+            ".ssh",
+            "/root/",
+            ".aws",
+            "/proc/self",
+            "system32",
+            ".docker",
+            ".kube",
+            ".git-credentials",
+            ".netrc",
+        ),
+    ),
+    _p(
+        "dangerous_python",
+        r"(?<![\w.])(os\.(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?|remove"
+        r"|unlink|rmdir|removedirs|kill)|subprocess\.(?:run|call|popen|check_output|check_call"
+        r"|getoutput|getstatusoutput)|shutil\.rmtree|pty\.spawn|c?pickle\.loads?|marshal\.loads"
+        r"|dill\.loads|eval|exec|execfile|__import__)\s{0,3}\(",
+        0.85,
+        (
+            "os.",
+            "subprocess",
+            "shutil",
+            "pty.",
+            "pickle",
+            "marshal",
+            "dill",
+            "eval",
+            "exec",
+            "__import__",
+        ),
+        _python_call,
+    ),
+    _p(
+        "dangerous_python",
+        r"\.__(?:subclasses|globals|builtins)__\b|\bgetattr\s{0,3}\(\s{0,3}"
+        r"__builtins__|\bglobals\(\)\s{0,3}\[\s{0,3}['\"]__builtins__",
+        0.85,
+        ("__",),
+    ),
 )
 
 

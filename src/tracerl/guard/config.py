@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-class Action(str, enum.Enum):
+class Action(enum.StrEnum):
     """What the Guard does with a finding, from weakest to strongest."""
 
     OFF = "off"  # the scanner does not run
@@ -100,9 +100,16 @@ class GuardConfig:
         known = {"tool_call", "observation", "block_penalty", "flag_penalty", "fail_closed"}
         unknown = set(data) - known
         if unknown:
-            raise ValueError(f"guard config: unknown fields {sorted(unknown)}; known: {sorted(known)}")
-        kwargs: dict[str, Any] = {k: data[k] for k in known - {"tool_call", "observation"} if k in data}
-        for target, defaults in (("tool_call", TOOL_CALL_RULES), ("observation", OBSERVATION_RULES)):
+            raise ValueError(
+                f"guard config: unknown fields {sorted(unknown)}; known: {sorted(known)}"
+            )
+        kwargs: dict[str, Any] = {
+            k: data[k] for k in known - {"tool_call", "observation"} if k in data
+        }
+        for target, defaults in (
+            ("tool_call", TOOL_CALL_RULES),
+            ("observation", OBSERVATION_RULES),
+        ):
             rules = dict(defaults)
             for name, value in (data.get(target) or {}).items():
                 rules[name] = Rule.parse(value, f"guard.{target}.{name}")

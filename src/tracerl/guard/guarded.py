@@ -65,7 +65,9 @@ def _raised(call: ToolCall, decision: GuardDecision, exc: Exception, t0: float) 
     return GuardedCall(result, decision, None)
 
 
-def _finish(guard: Guard, call: ToolCall, decision: GuardDecision, output: Any, t0: float) -> GuardedCall:
+def _finish(
+    guard: Guard, call: ToolCall, decision: GuardDecision, output: Any, t0: float
+) -> GuardedCall:
     seen = guard.check_observation(_as_text(output))
     assert seen.text is not None
     result = ToolResult(call, seen.text, ok=True, started_at=t0, ended_at=time.time())

@@ -55,13 +55,13 @@ def _is_legit(text: str, start: int, end: int) -> bool:
     if run == "\ufeff":  # a byte-order mark left by concatenating files, unless inside a word
         return not (before.isalnum() and after.isalnum())
     if run == "\u200d" and before and after:
-        return unicodedata.category(before) == "So" or unicodedata.category(after) == "So" or (
-            0x1F3FB <= ord(before) <= 0x1F3FF
+        return (
+            unicodedata.category(before) == "So"
+            or unicodedata.category(after) == "So"
+            or (0x1F3FB <= ord(before) <= 0x1F3FF)
         )
     if run in ("\u200c", "\u200d", "\u200e", "\u200f") and (before or after):
-        return any(
-            c and unicodedata.bidirectional(c) in ("R", "AL") for c in (before, after)
-        )
+        return any(c and unicodedata.bidirectional(c) in ("R", "AL") for c in (before, after))
     return False
 
 
@@ -83,6 +83,10 @@ class InvisibleScanner:
             if _is_legit(text, m.start(), m.end()):
                 continue
             kind, score = _kind(m.group())
-            detail = f"hidden text: {_hidden_ascii(m.group())[:80]!r}" if kind == "tag_characters" else ""
+            detail = (
+                f"hidden text: {_hidden_ascii(m.group())[:80]!r}"
+                if kind == "tag_characters"
+                else ""
+            )
             out.append(Finding(self.name, kind, m.start(), m.end(), score, detail))
         return out

@@ -17,7 +17,14 @@ import base64
 import binascii
 import re
 
-from tracerl.guard.findings import Finding, Pattern, dedupe, lower_same_length, pattern, run_patterns
+from tracerl.guard.findings import (
+    Finding,
+    Pattern,
+    dedupe,
+    lower_same_length,
+    pattern,
+    run_patterns,
+)
 from tracerl.guard.normalize import View, canonical, leet
 
 _GAP = r"[^.!?\n]{0,60}?"
@@ -87,7 +94,6 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,4096}={0,2}")
 _LEET_INSIDE = re.compile(r"[a-z][013457@$|+][a-z]")
 
 
-
 def _negated(m: re.Match[str], view: str) -> bool:
     """'never reveal your system prompt' states a rule; it is not an attack."""
     return bool(_NEG.search(view, max(0, m.start() - 24), m.start()))
@@ -109,22 +115,90 @@ def _no_limits(m: re.Match[str], view: str) -> float | None:
 
 
 _PHRASES: tuple[Pattern, ...] = (
-    pattern("instruction_override", _OVERRIDE, 0.95, ("ignore", "disregard", "forget", "override",
-            "bypass", "abandon", "discard", "neglect"), _override),
-    pattern("instruction_override", _NEW_ORDERS, 0.8, ("instruction", "directive", "orders", "task",
-            "prompt")),
+    pattern(
+        "instruction_override",
+        _OVERRIDE,
+        0.95,
+        ("ignore", "disregard", "forget", "override", "bypass", "abandon", "discard", "neglect"),
+        _override,
+    ),
+    pattern(
+        "instruction_override",
+        _NEW_ORDERS,
+        0.8,
+        ("instruction", "directive", "orders", "task", "prompt"),
+    ),
     pattern("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now")),
     pattern("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",)),
-    pattern("roleplay_jailbreak", _NO_LIMITS, 0.9, ("restriction", "rules", "filter", "limit",
-            "guideline", "ethic", "moral", "censor", "polic", "boundar", "safeguard"), _no_limits),
-    pattern("roleplay_jailbreak", _PERSONA, 0.8, ("unfiltered", "uncensored", "amoral", "unrestricted",
-            "unaligned", "jailbroken", "evil", "never")),
-    pattern("prompt_leak", _LEAK, 0.85, ("system prompt", "system message", "initial", "hidden",
-            "original", "instructions above", "secret instructions", "developer", "api key",
-            "credentials"), _leak),
-    pattern("indirect_injection", _TO_AI, 0.8, ("note", "message", "attention", "instruction",
-            "important", "reading this", "processing this", "summarizing this", "summarising this",
-            "instead")),
+    pattern(
+        "roleplay_jailbreak",
+        _NO_LIMITS,
+        0.9,
+        (
+            "restriction",
+            "rules",
+            "filter",
+            "limit",
+            "guideline",
+            "ethic",
+            "moral",
+            "censor",
+            "polic",
+            "boundar",
+            "safeguard",
+        ),
+        _no_limits,
+    ),
+    pattern(
+        "roleplay_jailbreak",
+        _PERSONA,
+        0.8,
+        (
+            "unfiltered",
+            "uncensored",
+            "amoral",
+            "unrestricted",
+            "unaligned",
+            "jailbroken",
+            "evil",
+            "never",
+        ),
+    ),
+    pattern(
+        "prompt_leak",
+        _LEAK,
+        0.85,
+        (
+            "system prompt",
+            "system message",
+            "initial",
+            "hidden",
+            "original",
+            "instructions above",
+            "secret instructions",
+            "developer",
+            "api key",
+            "credentials",
+        ),
+        _leak,
+    ),
+    pattern(
+        "indirect_injection",
+        _TO_AI,
+        0.8,
+        (
+            "note",
+            "message",
+            "attention",
+            "instruction",
+            "important",
+            "reading this",
+            "processing this",
+            "summarizing this",
+            "summarising this",
+            "instead",
+        ),
+    ),
 )
 
 

@@ -62,7 +62,9 @@ class View:
             return start, end
         if start >= len(self.offsets):
             return self.offsets[-1] + 1, self.offsets[-1] + 1
-        return self.offsets[start], self.offsets[end - 1] + 1 if end > start else self.offsets[start]
+        return self.offsets[start], self.offsets[end - 1] + 1 if end > start else self.offsets[
+            start
+        ]
 
 
 def canonical(text: str, low: str) -> View:

@@ -42,7 +42,8 @@ class Guard:
         self, config: GuardConfig | None = None, scanners: Mapping[str, Scanner] | None = None
     ) -> None:
         self.config = config or GuardConfig()
-        self.scanners: dict[str, Scanner] = dict(SCANNERS if scanners is None else scanners)
+        # Custom scanners join (or replace by name) the built-in ones.
+        self.scanners: dict[str, Scanner] = {**SCANNERS, **(scanners or {})}
         for target, rules in (("tool_call", self.config.tool_call),
                               ("observation", self.config.observation)):  # fmt: skip
             unknown = set(rules) - set(self.scanners)
@@ -69,7 +70,9 @@ class Guard:
     def check_tool_call(self, name: str, arguments: Mapping[str, Any]) -> GuardDecision:
         """Scan every string (and number) in `arguments`; block, redact or flag per rule."""
         if not isinstance(arguments, Mapping):
-            raise TypeError(f"tool call arguments must be a mapping, got {type(arguments).__name__}")
+            raise TypeError(
+                f"tool call arguments must be a mapping, got {type(arguments).__name__}"
+            )
         t0 = time.perf_counter()
         rules = self.config.tool_call
         fields = list(_leaves(arguments, "arguments"))
@@ -93,7 +96,9 @@ class Guard:
         to_redact = [f for f, a in zip(s.findings, s.actions, strict=True) if a is Action.REDACT]
         decision = self._decide("observation", [s], t0, text=apply_redactions(text, to_redact))
         if decision.blocked:
-            decision = dataclasses.replace(decision, text=_WITHHELD.format(describe(decision.findings)))
+            decision = dataclasses.replace(
+                decision, text=_WITHHELD.format(describe(decision.findings))
+            )
         return decision
 
     def _scan(self, text: str, rules: Mapping[str, Rule], location: str) -> _Scanned:
@@ -133,14 +138,18 @@ class Guard:
         """As `guarded_call`, awaiting `fn` when it is a coroutine function."""
         return await run_guarded_async(self, fn, name, arguments, call_id)
 
-    def _decide(self, target: Target, parts: list[_Scanned], t0: float, **extra: Any) -> GuardDecision:
+    def _decide(
+        self, target: Target, parts: list[_Scanned], t0: float, **extra: Any
+    ) -> GuardDecision:
         findings = tuple(f for p in parts for f in p.findings)
         applied = tuple(a for p in parts for a in p.actions)
         errors = tuple(e for p in parts for e in p.errors)
         strongest = [*applied, *(p.error_action for p in parts if p.errors)]
         action = max(strongest, key=lambda a: a.severity, default=Action.OFF)
-        penalty = self.config.block_penalty if action is Action.BLOCK else (
-            self.config.flag_penalty if action is not Action.OFF else 0.0
+        penalty = (
+            self.config.block_penalty
+            if action is Action.BLOCK
+            else (self.config.flag_penalty if action is not Action.OFF else 0.0)
         )
         decision = GuardDecision(
             target=target, action=action, findings=findings, applied=applied,
@@ -165,8 +174,10 @@ def _reason(
     if target == "tool_call":
         subject = f"tool call {tool_name!r}"
         if action is Action.BLOCK:
-            return f"Blocked by guard: {subject} was not executed because of {what}. " \
-                   "Rewrite the call without it."
+            return (
+                f"Blocked by guard: {subject} was not executed because of {what}. "
+                "Rewrite the call without it."
+            )
         return f"Guard {action.value}ed {subject}: {what}."
     if action is Action.BLOCK:
         return f"Blocked by guard: the observation was withheld because of {what}."

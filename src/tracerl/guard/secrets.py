@@ -15,7 +15,14 @@ import binascii
 import json
 import re
 
-from tracerl.guard.findings import Finding, Pattern, Validator, pattern, run_patterns, shannon_entropy
+from tracerl.guard.findings import (
+    Finding,
+    Pattern,
+    Validator,
+    pattern,
+    run_patterns,
+    shannon_entropy,
+)
 
 _PLACEHOLDER = re.compile(
     r"^(?:[$<{%]|\*{3}|x{3}|\.{3})|example|your[_-]?|placeholder|redacted|changeme|dummy"
@@ -85,8 +92,15 @@ def _bearer(m: re.Match[str], text: str) -> float | None:
     return 0.9 if _looks_random(value) and not _is_placeholder(value) else None
 
 
-def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...],
-       validate: Validator | None = None, lower: bool = False, group: int = 0) -> Pattern:  # fmt: skip
+def _p(
+    kind: str,
+    rx: str,
+    score: float,
+    triggers: tuple[str, ...],
+    validate: Validator | None = None,
+    lower: bool = False,
+    group: int = 0,
+) -> Pattern:
     return pattern(kind, rx, score, triggers, validate, lower=lower, group=group)
 
 
@@ -98,37 +112,91 @@ _KEYS = (
 
 PATTERNS: tuple[Pattern, ...] = (
     _p("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", 0.95, (), _not_example),
-    _p("github_token", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}",
-       0.95, ("gh", "github_pat_")),
+    _p(
+        "github_token",
+        r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}",
+        0.95,
+        ("gh", "github_pat_"),
+    ),
     _p("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,64}", 0.95, ("glpat-",)),
     _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,100}", 0.95, ("xox",)),
-    _p("slack_webhook", r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/"
-       r"[A-Za-z0-9]{16,32}", 0.9, ("hooks.slack.com",)),
-    _p("stripe_key", r"\b(?:sk|rk)_(?:live|test)_([A-Za-z0-9]{16,128})\b", 0.95, ("_live_", "_test_"),
-       _random_suffix),
+    _p(
+        "slack_webhook",
+        r"https://hooks\.slack\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/"
+        r"[A-Za-z0-9]{16,32}",
+        0.9,
+        ("hooks.slack.com",),
+    ),
+    _p(
+        "stripe_key",
+        r"\b(?:sk|rk)_(?:live|test)_([A-Za-z0-9]{16,128})\b",
+        0.95,
+        ("_live_", "_test_"),
+        _random_suffix,
+    ),
     _p("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", 0.9, ("aiza",)),
     _p("anthropic_key", r"\bsk-ant-[a-z0-9]{2,10}-[A-Za-z0-9_-]{32,200}", 0.95, ("sk-ant-",)),
-    _p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,200})(?![A-Za-z0-9_-])",
-       0.9, ("sk-",), _random_suffix),
+    _p(
+        "openai_key",
+        r"\bsk-(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,200})(?![A-Za-z0-9_-])",
+        0.9,
+        ("sk-",),
+        _random_suffix,
+    ),
     _p("huggingface_token", r"\bhf_([A-Za-z0-9]{30,40})\b", 0.9, ("hf_",), _random_suffix),
     _p("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,64}\b", 0.95, ()),
     _p("npm_token", r"\bnpm_([A-Za-z0-9]{36})\b", 0.9, ("npm_",), _random_suffix),
     _p("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{50,300}", 0.95, ("pypi-age",)),
     _p("twilio_key", r"\bSK[0-9a-f]{32}\b", 0.75, ("sk",)),
     _p("azure_storage_key", r"AccountKey=[A-Za-z0-9+/]{80,90}={0,2}", 0.95, ("accountkey=",)),
-    _p("private_key", r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP |SSH2 )?PRIVATE KEY"
-       r"(?: BLOCK)?-----", 0.99, ("private key",)),
-    _p("jwt", r"\b(eyJ[A-Za-z0-9_-]{8,2000})\.eyJ[A-Za-z0-9_-]{2,8000}\.[A-Za-z0-9_-]{8,2000}",
-       0.9, ("eyj",), _jwt),
-    _p("connection_string_password", r"://([^\s:/@'\"]{0,128}):([^\s@/'\"]{1,256})@[^\s/'\"]{1,256}",
-       0.9, ("://",), _url_password),
-    _p("secret_assignment", r"\b(" + _KEYS + r")[\w.-]{0,30}?['\"]?\s{0,3}(?:=>|:=|[:=])\s{0,3}"
-       r"(['\"]?)([^\s'\"`,;<>(){}\[\]]{4,512})", 0.85,
-       ("key", "secret", "token", "pass", "pwd", "credential"), _assignment, True, 3),
-    _p("bearer_token", r"\b(?:bearer|token)\s{1,3}([a-z0-9._~+/-]{16,4096}=*)", 0.9,
-       ("bearer", "token "), _bearer, True, 1),
-    _p("basic_auth", r"\bauthorization:\s{0,3}basic\s{1,3}[a-z0-9+/]{8,1024}={0,2}", 0.85,
-       ("basic",), None, True),
+    _p(
+        "private_key",
+        r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP |SSH2 )?PRIVATE KEY"
+        r"(?: BLOCK)?-----",
+        0.99,
+        ("private key",),
+    ),
+    _p(
+        "jwt",
+        r"\b(eyJ[A-Za-z0-9_-]{8,2000})\.eyJ[A-Za-z0-9_-]{2,8000}\.[A-Za-z0-9_-]{8,2000}",
+        0.9,
+        ("eyj",),
+        _jwt,
+    ),
+    _p(
+        "connection_string_password",
+        r"://([^\s:/@'\"]{0,128}):([^\s@/'\"]{1,256})@[^\s/'\"]{1,256}",
+        0.9,
+        ("://",),
+        _url_password,
+    ),
+    _p(
+        "secret_assignment",
+        r"(" + _KEYS + r")[\w.-]{0,30}?['\"]?\s{0,3}(?:=>|:=|[:=])\s{0,3}"
+        r"(['\"]?)([^\s'\"`,;<>(){}\[\]]{4,512})",
+        0.85,
+        ("key", "secret", "token", "pass", "pwd", "credential"),
+        _assignment,
+        True,
+        3,
+    ),
+    _p(
+        "bearer_token",
+        r"\b(?:bearer|token)\s{1,3}([a-z0-9._~+/-]{16,4096}=*)",
+        0.9,
+        ("bearer", "token "),
+        _bearer,
+        True,
+        1,
+    ),
+    _p(
+        "basic_auth",
+        r"\bauthorization:\s{0,3}basic\s{1,3}[a-z0-9+/]{8,1024}={0,2}",
+        0.85,
+        ("basic",),
+        None,
+        True,
+    ),
 )
 
 

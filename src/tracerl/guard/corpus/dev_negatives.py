@@ -1,5 +1,7 @@
 """Hard negatives of the development split: close to an attack or a secret, but benign."""
 
+# ruff: noqa: E501  (tables of corpus text: one sample per line reads best)
+
 from __future__ import annotations
 
 import base64
@@ -37,8 +39,12 @@ def jb_neg(rng: random.Random) -> str:
 
 
 def jb_neg_b64(rng: random.Random) -> str:
-    blob = base64.b64encode(F.token(rng, 48).encode() + bytes(rng.randrange(256) for _ in range(24)))
-    text = base64.b64encode(_c(rng, "hello from the build server", "config version 3, region eu").encode())
+    blob = base64.b64encode(
+        F.token(rng, 48).encode() + bytes(rng.randrange(256) for _ in range(24))
+    )
+    text = base64.b64encode(
+        _c(rng, "hello from the build server", "config version 3, region eu").encode()
+    )
     return _c(rng, f"data:image/png;base64,{blob.decode()}", f"payload: {text.decode()}")
 
 

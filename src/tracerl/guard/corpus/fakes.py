@@ -6,6 +6,8 @@ shape with random bodies. The `bad_*` twins fail exactly one validity rule and m
 hard negatives.
 """
 
+# ruff: noqa: E501  (tables of corpus text: one sample per line reads best)
+
 from __future__ import annotations
 
 import base64
@@ -66,7 +68,12 @@ def bad_ssn(rng: random.Random) -> str:
     area = rng.choice(["000", "666", f"9{rng.randint(0, 99):02d}", f"{rng.randint(1, 665):03d}"])
     group = "00" if kind == 3 else f"{rng.randint(1, 99):02d}"
     serial = "0000" if area.isdigit() and kind == 2 else f"{rng.randint(1, 9999):04d}"
-    if area not in ("000", "666") and not area.startswith("9") and group != "00" and serial != "0000":
+    if (
+        area not in ("000", "666")
+        and not area.startswith("9")
+        and group != "00"
+        and serial != "0000"
+    ):
         area = "000"
     return f"{area}-{group}-{serial}"
 
@@ -102,7 +109,9 @@ def public_ip(rng: random.Random) -> str:
 
 
 def ipv6(rng: random.Random) -> str:
-    groups = ["2001", "db9" + rng.choice(HEX)] + [token(rng, rng.randint(1, 4), HEX) for _ in range(6)]
+    groups = ["2001", "db9" + rng.choice(HEX)] + [
+        token(rng, rng.randint(1, 4), HEX) for _ in range(6)
+    ]
     return ":".join(groups)
 
 
@@ -137,7 +146,9 @@ def private_key(rng: random.Random) -> str:
 
 def password(rng: random.Random) -> str:
     word = rng.choice(["Sunset", "blue", "Tiger", "maple", "Orbit", "river", "Falcon", "quartz"])
-    return word + token(rng, rng.randint(2, 5), string.digits) + rng.choice(["!", "#", "$", "", "_x"])
+    return (
+        word + token(rng, rng.randint(2, 5), string.digits) + rng.choice(["!", "#", "$", "", "_x"])
+    )
 
 
 def api_secret(rng: random.Random, n: int = 32) -> str:

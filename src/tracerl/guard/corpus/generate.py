@@ -28,7 +28,9 @@ PLAN: tuple[tuple[str, bool, Mapping[str, tuple[Template, ...]], int], ...] = (
 )
 
 
-def _draw(rng: random.Random, template: Template, want: int, wrap: bool, seen: set[str]) -> list[str]:
+def _draw(
+    rng: random.Random, template: Template, want: int, wrap: bool, seen: set[str]
+) -> list[str]:
     out: list[str] = []
     for _ in range(want * 40):
         if len(out) == want:
@@ -67,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.out, "w", encoding="utf-8") as fh:
         fh.writelines(item.to_json() + "\n" for item in items)
     pos = sum(i.positive for i in items)
-    print(f"wrote {len(items)} items ({pos} positives, {len(items) - pos} hard negatives) to {args.out}")
+    neg = len(items) - pos
+    print(f"wrote {len(items)} items ({pos} positives, {neg} hard negatives) to {args.out}")
     return 0
 
 

@@ -3,6 +3,8 @@ and never used to tune the scanners: new phrasings, new formats, new surrounding
 Its figures estimate how the scanners do on text they were not shaped around.
 """
 
+# ruff: noqa: E501  (tables of corpus text: one sample per line reads best)
+
 from __future__ import annotations
 
 import base64
@@ -142,9 +144,16 @@ def inv_neg(rng: random.Random) -> str:
 
 
 HELDOUT_POSITIVES: dict[str, tuple[Template, ...]] = {
-    "jailbreak": (jb,), "code_injection": (ci,), "secrets": (se,), "pii": (pii,), "invisible": (inv,),
+    "jailbreak": (jb,),
+    "code_injection": (ci,),
+    "secrets": (se,),
+    "pii": (pii,),
+    "invisible": (inv,),
 }
 HELDOUT_NEGATIVES: dict[str, tuple[Template, ...]] = {
-    "jailbreak": (jb_neg,), "code_injection": (ci_neg,), "secrets": (se_neg,), "pii": (pii_neg,),
+    "jailbreak": (jb_neg,),
+    "code_injection": (ci_neg,),
+    "secrets": (se_neg,),
+    "pii": (pii_neg,),
     "invisible": (inv_neg,),
 }

@@ -43,7 +43,9 @@ class ScannerScore:
         return self.fp / (self.fp + self.tn) if self.fp + self.tn else 0.0
 
 
-def score(items: Iterable[CorpusItem], detect: Detector, categories: Sequence[str]) -> dict[str, ScannerScore]:
+def score(
+    items: Iterable[CorpusItem], detect: Detector, categories: Sequence[str]
+) -> dict[str, ScannerScore]:
     """Per-category confusion counts of `detect` over `items`."""
     out = {c: ScannerScore() for c in categories}
     for item in items:

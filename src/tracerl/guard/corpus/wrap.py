@@ -1,5 +1,7 @@
 """Realistic surroundings for corpus payloads: tool outputs, web pages, e-mails, code."""
 
+# ruff: noqa: E501  (tables of corpus text: one sample per line reads best)
+
 from __future__ import annotations
 
 import random
@@ -40,7 +42,9 @@ def embed(rng: random.Random, payload: str, kind: str = "any") -> str:
     if style == 0:
         return f"{before} {payload} {after}".strip()
     if style == 1:
-        return f"<html><body><h1>Docs</h1><p>{before}</p><p>{payload}</p><p>{after}</p></body></html>"
+        return (
+            f"<html><body><h1>Docs</h1><p>{before}</p><p>{payload}</p><p>{after}</p></body></html>"
+        )
     if style == 2:
         name = rng.choice(_NAMES)
         return f"From: {name.lower()}@corp.example\nSubject: update\n\nHi,\n{before}\n{payload}\n\nThanks,\n{name}"
