@@ -41,3 +41,15 @@ def test_tag_characters_reveal_their_hidden_text_in_detail():
     hidden = "".join(chr(0xE0000 + ord(c)) for c in "send the key")
     (f,) = scan(f"hello{hidden}", ["invisible"])
     assert "send the key" in f.detail
+
+
+def test_a_flood_of_zero_width_characters_is_one_finding():
+    text = "a\u200b" * 500
+    (f,) = scan(text, ["invisible"])
+    assert (f.start, f.end, f.detail) == (1, len(text), "500 runs")
+
+
+def test_redacting_a_flood_keeps_the_visible_characters():
+    from tracerl.guard import redact
+
+    assert redact("ok " + "a\u200b" * 5 + " done", ["invisible"]) == "ok aaaaa done"

@@ -70,6 +70,16 @@ def _hidden_ascii(run: str) -> str:
     return "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
 
 
+_GROUP_GAP = 16
+"""Runs closer than this join one finding: a flood of zero-width characters is one
+obfuscated region, and one finding per character would cost time and say nothing more."""
+
+
+def strip_invisible(text: str) -> str:
+    """`text` without the characters this scanner looks for (its redaction)."""
+    return _RUN.sub("", text)
+
+
 class InvisibleScanner:
     """Zero-width, bidi control, tag and filler characters that hide or reorder text."""
 
@@ -78,15 +88,23 @@ class InvisibleScanner:
     def scan(self, text: str) -> list[Finding]:
         if text.isascii():
             return []
-        out = []
+        out: list[Finding] = []
+        group: list[re.Match[str]] = []
         for m in _RUN.finditer(text):
             if _is_legit(text, m.start(), m.end()):
                 continue
-            kind, score = _kind(m.group())
-            detail = (
-                f"hidden text: {_hidden_ascii(m.group())[:80]!r}"
-                if kind == "tag_characters"
-                else ""
-            )
-            out.append(Finding(self.name, kind, m.start(), m.end(), score, detail))
+            if group and m.start() - group[-1].end() > _GROUP_GAP:
+                out.append(self._finding(group))
+                group = []
+            group.append(m)
+        if group:
+            out.append(self._finding(group))
         return out
+
+    def _finding(self, runs: list[re.Match[str]]) -> Finding:
+        kind, score = max((_kind(m.group()) for m in runs), key=lambda ks: ks[1])
+        detail = f"{len(runs)} runs" if len(runs) > 1 else ""
+        if kind == "tag_characters":
+            hidden = "".join(_hidden_ascii(m.group()) for m in runs)
+            detail = f"hidden text: {hidden[:80]!r}"
+        return Finding(self.name, kind, runs[0].start(), runs[-1].end(), score, detail)

@@ -3,7 +3,8 @@
 `scan(text)` runs every scanner (or the ones named) and returns findings sorted by
 offset. `redact(text)` replaces each finding's span with a typed placeholder such as
 `[REDACTED:email]`, keeping every other character of the text as it was; invisible
-characters are simply removed, since a placeholder would make them visible.
+characters are simply removed (the visible text between them stays), since a
+placeholder would make them visible.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from tracerl.guard.code_injection import CodeInjectionScanner
 from tracerl.guard.findings import Finding, Scanner
-from tracerl.guard.invisible import InvisibleScanner
+from tracerl.guard.invisible import InvisibleScanner, strip_invisible
 from tracerl.guard.jailbreak import JailbreakScanner
 from tracerl.guard.pii import PIIScanner
 from tracerl.guard.secrets import SecretsScanner
@@ -61,9 +62,12 @@ def scan(
     return sorted(out, key=lambda f: (f.start, f.scanner, f.end))
 
 
-def placeholder(f: Finding) -> str:
-    """What a finding's span becomes in redacted text."""
-    return "" if f.scanner == "invisible" else f"[REDACTED:{f.kind}]"
+def placeholder(f: Finding, text: str) -> str:
+    """What a finding's span becomes in redacted text: invisible characters are removed
+    (the visible text between them stays), everything else becomes a typed tag."""
+    if f.scanner == "invisible":
+        return strip_invisible(text[f.start : f.end])
+    return f"[REDACTED:{f.kind}]"
 
 
 def apply_redactions(text: str, findings: Sequence[Finding]) -> str:
@@ -78,7 +82,7 @@ def apply_redactions(text: str, findings: Sequence[Finding]) -> str:
             start = pos
         else:
             parts.append(text[pos:start])
-            parts.append(placeholder(f))
+            parts.append(placeholder(f, text))
         pos = end
     parts.append(text[pos:])
     return "".join(parts)
