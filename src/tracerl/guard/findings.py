@@ -168,16 +168,22 @@ def run_patterns(
 
 
 def dedupe(findings: list[Finding]) -> list[Finding]:
-    """Drop findings contained in a stronger finding of the same scanner; sort by start."""
+    """Drop findings contained in a stronger finding of the same scanner; sort by start.
+
+    Sorted by start, a finding is covered exactly when the kept finding of its scanner
+    that reaches furthest ends after it (and scores at least as high), so one pass with
+    that finding per scanner suffices.
+    """
     ordered = sorted(findings, key=lambda f: (f.start, -(f.end - f.start), -f.score))
     kept: list[Finding] = []
+    reach: dict[str, Finding] = {}
     for f in ordered:
-        if any(
-            k.scanner == f.scanner and k.start <= f.start and f.end <= k.end and k.score >= f.score
-            for k in kept[-8:]
-        ):
+        cover = reach.get(f.scanner)
+        if cover is not None and f.end <= cover.end and cover.score >= f.score:
             continue
         kept.append(f)
+        if cover is None or f.end > cover.end:
+            reach[f.scanner] = f
     return kept
 
 
