@@ -74,13 +74,20 @@ def _finish(
     return GuardedCall(result, decision, seen)
 
 
+def _start(
+    guard: Guard, name: str, arguments: Mapping[str, Any], call_id: str
+) -> tuple[float, GuardDecision, ToolCall]:
+    """Check the call; the ToolCall carries the arguments the tool will really get."""
+    t0 = time.time()
+    decision = guard.check_tool_call(name, arguments)
+    return t0, decision, ToolCall(name, dict(decision.arguments or arguments), call_id)
+
+
 def run_guarded(
     guard: Guard, fn: Callable[..., Any], name: str, arguments: Mapping[str, Any], call_id: str = ""
 ) -> GuardedCall:
     """Check the call, run `fn(**arguments)` unless blocked, check the output."""
-    t0 = time.time()
-    decision = guard.check_tool_call(name, arguments)
-    call = ToolCall(name, dict(decision.arguments or arguments), call_id)
+    t0, decision, call = _start(guard, name, arguments, call_id)
     if decision.blocked:
         return _blocked(call, decision, t0)
     try:
@@ -94,9 +101,7 @@ async def run_guarded_async(
     guard: Guard, fn: Callable[..., Any], name: str, arguments: Mapping[str, Any], call_id: str = ""
 ) -> GuardedCall:
     """As `run_guarded`, awaiting `fn`'s result when it is awaitable."""
-    t0 = time.time()
-    decision = guard.check_tool_call(name, arguments)
-    call = ToolCall(name, dict(decision.arguments or arguments), call_id)
+    t0, decision, call = _start(guard, name, arguments, call_id)
     if decision.blocked:
         return _blocked(call, decision, t0)
     try:
