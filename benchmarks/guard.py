@@ -16,6 +16,7 @@ Prints markdown tables (the figures in docs/benchmarks.md, "## Guardrails"):
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -192,13 +193,19 @@ def latency(quick: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer latency repetitions")
+    parser.add_argument("--only", choices=("accuracy", "secrets", "latency"), help="one part")
     args = parser.parse_args(argv)
     random.seed(0)
-    print(f"python {sys.version.split()[0]}, threshold score >= {THRESHOLD}")
-    for split in ("dev", "heldout"):
-        accuracy_table(split, load_corpus(split))
-    secrets_comparison(load_corpus())
-    latency(args.quick)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f}, "
+          f"threshold score >= {THRESHOLD}")  # fmt: skip
+    if args.only in (None, "accuracy"):
+        for split in ("dev", "heldout"):
+            accuracy_table(split, load_corpus(split))
+    if args.only in (None, "secrets"):
+        secrets_comparison(load_corpus())
+    if args.only in (None, "latency"):
+        latency(args.quick)
     return 0
 
 

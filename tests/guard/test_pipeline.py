@@ -102,3 +102,13 @@ def test_span_attributes_never_contain_the_secret():
     secret = "AKIA2E0A8F3B244C9986"
     attrs = Guard().check_tool_call("http", {"header": secret}).span_attributes()
     assert secret not in repr(attrs)
+
+
+def test_blocked_secret_is_hidden_in_the_recorded_arguments():
+    d = Guard().check_tool_call("http", {"header": "X-Key: AKIA2E0A8F3B244C9986"})
+    assert d.blocked and d.arguments == {"header": "X-Key: [REDACTED:aws_access_key]"}
+
+
+def test_blocked_command_stays_readable_in_the_recorded_arguments():
+    d = Guard().check_tool_call("bash", {"command": "rm -rf /"})
+    assert d.arguments == {"command": "rm -rf /"}

@@ -37,7 +37,8 @@ class GuardDecision:
     """`scanner: error` for each scanner that raised (contained, counted)."""
     tool_name: str | None = None
     arguments: dict[str, Any] | None = None
-    """Tool-call arguments after redaction (equal to the input when nothing was redacted)."""
+    """Tool-call arguments after redaction (equal to the input when nothing was redacted);
+    blocked secrets and PII are hidden here too, so a recorded blocked call cannot leak them."""
     text: str | None = None
     """Observation text after redaction, or the withheld notice when blocked."""
 

@@ -77,12 +77,11 @@ class Guard:
         rules = self.config.tool_call
         fields = list(_leaves(arguments, "arguments"))
         scanned = [(path, value, self._scan(value, rules, path)) for path, value in fields]
-        redacted = {
-            path: apply_redactions(value, [f for f, a in zip(s.findings, s.actions, strict=True)
-                                           if a is Action.REDACT])
-            for path, value, s in scanned
-            if Action.REDACT in s.actions
-        }  # fmt: skip
+        redacted = {}
+        for path, value, s in scanned:
+            spans = [f for f, a in zip(s.findings, s.actions, strict=True) if _hides(f, a)]
+            if spans:
+                redacted[path] = apply_redactions(value, spans)
         new_args = _rebuild(arguments, "arguments", redacted) if redacted else dict(arguments)
         return self._decide("tool_call", [s for _, _, s in scanned], t0, tool_name=name,
                             arguments=new_args)  # fmt: skip
@@ -161,6 +160,15 @@ class Guard:
         with self._lock:
             self._metrics.record(decision)
         return decision
+
+
+_SENSITIVE = frozenset({"secrets", "pii"})
+
+
+def _hides(f: Finding, action: Action) -> bool:
+    """Whether the recorded arguments hide this span: redacted ones, and blocked secrets
+    and PII too, so that the blocked call kept in traces cannot leak what it blocked."""
+    return action is Action.REDACT or (action is Action.BLOCK and f.scanner in _SENSITIVE)
 
 
 def _reason(
