@@ -1,0 +1,213 @@
+"""Guardrail scanners: accuracy on the labelled corpus and latency on the rollout path.
+
+    .venv/bin/python benchmarks/guard.py            # full run (about a minute)
+    .venv/bin/python benchmarks/guard.py --quick    # fewer latency repetitions
+
+Prints markdown tables (the figures in docs/benchmarks.md, "## Guardrails"):
+1. precision / recall / FPR per scanner on the dev split (tuned on) and the held-out
+   split (never tuned on), at the Guard's default threshold (score >= 0.5);
+2. the secrets category against detect-secrets (its default plugins) in the same run,
+   when detect-secrets is installed (skipped with a note otherwise);
+3. p50 / p99 latency of the full pipeline (`Guard.check_observation`, all five
+   scanners) on realistic text of 2 KB, 20 KB and 1 MB and on adversarial inputs of the
+   same sizes, with the cost of `str.lower()` plus one literal search as a floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+from tracerl.guard import Guard, scan
+from tracerl.guard.corpus import CATEGORIES, CorpusItem, load_corpus
+from tracerl.guard.corpus.score import any_fired, score
+
+THRESHOLD = 0.5
+
+
+def row(*cells: object) -> None:
+    print("| " + " | ".join(str(c) for c in cells) + " |")
+
+
+def table(header: tuple[str, ...]) -> None:
+    row(*header)
+    row(*("---" for _ in header))
+
+
+def ratio(k: int, n: int) -> str:
+    return f"{k / n:.3f} ({k}/{n})"
+
+
+def accuracy_table(split: str, items: list[CorpusItem]) -> None:
+    def detect(text: str) -> set[str]:
+        return {f.scanner for f in scan(text, min_score=THRESHOLD)}
+
+    res = score(items, detect, CATEGORIES)
+    pos, neg = sum(i.positive for i in items), sum(not i.positive for i in items)
+    print(f"\n### Accuracy, {split} split ({pos} positives, {neg} hard negatives)\n")
+    header = ("scanner", "precision", "recall", "FPR on hard negatives", "TP", "FN", "FP",
+              "fires on other positives")  # fmt: skip
+    table(header)
+    for c, s in res.items():
+        row(c, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.fpr:.3f}", s.tp, s.fn, s.fp,
+            s.cross_fires)  # fmt: skip
+    fired, total = any_fired(items, detect)
+    print(f"\nAny scanner fired on {fired} of {total} hard negatives ({fired / total:.1%}).")
+    missed = [(c, i) for c, s in res.items() for i in s.missed]
+    if missed:
+        byid = {i.id: i for i in items}
+        print("Missed: " + "; ".join(f"{c}: {byid[i].text[:70]!r}" for c, i in missed[:8]))
+
+
+def _detect_secrets() -> Callable[[str], bool] | None:
+    """detect-secrets' line-based scan as `detect-secrets scan` runs it on a file (entropy
+    limits and filters on), minus the file I/O. Its `scan_line` is the eager ad-hoc mode
+    that reports every string and is not a fair comparison."""
+    try:
+        from detect_secrets.core.scan import _process_line_based_plugins
+        from detect_secrets.settings import default_settings
+    except ImportError:
+        return None
+
+    def found(text: str) -> bool:
+        with default_settings():
+            lines = list(enumerate(text.splitlines(), start=1))
+            found = _process_line_based_plugins(lines, filename="observation.txt")
+            return any(True for _ in found)
+
+    return found
+
+
+def secrets_comparison(items: list[CorpusItem]) -> None:
+    print("\n### Secrets: tracerl vs detect-secrets (same items, same run)\n")
+    ds = _detect_secrets()
+    if ds is None:
+        print("detect-secrets is not installed; comparison skipped (pip install detect-secrets).")
+        return
+    ours: Callable[[str], bool] = lambda t: any(  # noqa: E731
+        f.score >= THRESHOLD for f in scan(t, ["secrets"])
+    )
+    pos = [i.text for i in items if i.positive and i.category == "secrets"]
+    neg_s = [i.text for i in items if not i.positive and i.category == "secrets"]
+    neg_all = [i.text for i in items if not i.positive]
+    table(("detector", "recall (secrets positives)", "FPR (secrets hard negatives)",
+           "FPR (all hard negatives)", "mean latency per item"))  # fmt: skip
+    for name, fn in (("tracerl.guard secrets", ours), ("detect-secrets 1.x default plugins", ds)):
+        t0 = time.perf_counter()
+        hits = [fn(t) for t in pos]
+        fp_s = [fn(t) for t in neg_s]
+        fp_all = [fn(t) for t in neg_all]
+        n = len(pos) + len(neg_s) + len(neg_all)
+        us = (time.perf_counter() - t0) / n * 1e6
+        row(name, ratio(sum(hits), len(pos)), ratio(sum(fp_s), len(neg_s)),
+            ratio(sum(fp_all), len(neg_all)), f"{us:.0f} us")  # fmt: skip
+
+
+_PARA = (
+    "The build finished in 42.3 seconds. Running tests for module utils/io.py: 128 passed.\n"
+    "def load(path):\n    with open(path) as f:\n        return json.load(f)\n"
+    "See https://docs.python.org/3/library/json.html for details. Contact: dana@corp.example\n"
+    "commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b, version 2.1.0, "
+    "request 550e8400-e29b-41d4-a716-446655440000\n"
+    '{"status": "ok", "rows": [{"id": 7, "name": "alpha", "score": 0.93}, '
+    '{"id": 8, "name": "beta"}]}\n'
+    "SELECT name, total FROM orders WHERE created_at > '2024-01-01' ORDER BY total DESC LIMIT 10;\n"
+    "Résumé: naïve café — 東京 ✓\n"
+)
+
+
+def realistic(size: int) -> str:
+    return (_PARA * (size // len(_PARA) + 1))[:size]
+
+
+ADVERSARIAL: dict[str, str] = {
+    "a-run": "a",
+    "digits and spaces": "1 ",
+    "ignore repeated": "ignore all previous ",
+    "rm flags repeated": "rm -r ",
+    "@ repeated": "a@",
+    "dots": "1.",
+    "quote-or": "' or ",
+    "traversal": "../",
+    "separators": ";&&|",
+    "base64-ish": "QUFB",
+    "key= repeated": "key=",
+    "template opener": "<|",
+    "curl repeated": "curl ",
+    "zero-width": "a\u200b",
+    "homoglyph": "іgnоrе ",
+    "leetspeak": "1gn0r3 ",
+    "private key headers": "-----BEGIN PRIVATE KEY-----",
+}
+
+
+def timed(fn: Callable[[], object], reps: int) -> tuple[float, float]:
+    """(p50, p99) in milliseconds over `reps` calls (p99 is the max when reps < 100)."""
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+    return statistics.median(times), p99
+
+
+def latency(quick: bool) -> None:
+    guard = Guard()
+    sizes = (("2 KB", 2048, 300 if quick else 3000), ("20 KB", 20_480, 40 if quick else 300),
+             ("1 MB", 1_048_576, 2 if quick else 5))  # fmt: skip
+    print("\n### Latency of the full pipeline (5 scanners)\n")
+    print("p99 is the maximum when there are fewer than 100 repetitions.\n")
+    table(("input", "size", "reps", "p50 ms", "p99 ms", "p99 us per KB"))
+    for label, n, reps in sizes:
+        text = realistic(n)
+        cases = (
+            ("realistic, check_observation", lambda t=text: guard.check_observation(t)),
+            ("realistic, check_tool_call", lambda t=text: guard.check_tool_call("bash", {"c": t})),
+            ("floor: str.lower() + one find", lambda t=text: t.lower().find("ignore")),
+        )
+        for name, fn in cases:
+            p50, p99 = timed(fn, reps)
+            row(name, label, reps, f"{p50:.3f}", f"{p99:.3f}", f"{p99 * 1000 / (n / 1024):.1f}")
+    for label, n, reps in sizes:
+        results = []
+        for name, unit in ADVERSARIAL.items():
+            text = (unit * (n // len(unit) + 1))[:n]
+            p50, p99 = timed(lambda t=text: guard.check_observation(t), max(2, reps // 10))
+            results.append((p50, p99, name))
+        results.sort()  # by p50: p99 of few repetitions on a shared machine is mostly noise
+        p50, p99, name = results[-1]
+        row(f"adversarial, slowest of {len(results)} ({name})", label, max(2, reps // 10),
+            f"{p50:.3f}", f"{p99:.3f}", f"{p99 * 1000 / (n / 1024):.1f}")  # fmt: skip
+        p50, p99, name = results[len(results) // 2]
+        row(f"adversarial, median of {len(results)} ({name})", label, max(2, reps // 10),
+            f"{p50:.3f}", f"{p99:.3f}", f"{p99 * 1000 / (n / 1024):.1f}")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer latency repetitions")
+    parser.add_argument("--only", choices=("accuracy", "secrets", "latency"), help="one part")
+    args = parser.parse_args(argv)
+    random.seed(0)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f}, "
+          f"threshold score >= {THRESHOLD}")  # fmt: skip
+    if args.only in (None, "accuracy"):
+        for split in ("dev", "heldout"):
+            accuracy_table(split, load_corpus(split))
+    if args.only in (None, "secrets"):
+        secrets_comparison(load_corpus())
+    if args.only in (None, "latency"):
+        latency(args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""The labelled guardrail corpus (issue 6): positives and hard negatives per category.
+
+Written for this project by a seeded generator (`python -m tracerl.guard.corpus.generate`)
+and committed as JSONL. Two splits: "dev" (the scanners were tuned on it) and "heldout"
+(separate templates, never tuned on); benchmarks/guard.py reports both.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS_PATH = Path(__file__).with_name("guard_corpus.jsonl")
+CATEGORIES = ("jailbreak", "code_injection", "secrets", "pii", "invisible")
+SPLITS = ("dev", "heldout")
+
+
+@dataclass(frozen=True)
+class CorpusItem:
+    """One labelled text."""
+
+    id: str
+    text: str
+    category: str
+    """The scanner category the item tests."""
+    positive: bool
+    """True: the category's scanner must fire. False: a hard negative, nothing may fire."""
+    split: str
+    """"dev" or "heldout"."""
+    template: str
+    """The template that produced it (for per-family error analysis)."""
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, ensure_ascii=False)
+
+
+def load_corpus(split: str | None = None, path: Path = CORPUS_PATH) -> list[CorpusItem]:
+    """All corpus items, or those of one split."""
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS} or None, got {split!r}")
+    items = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                item = CorpusItem(**json.loads(line))
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{path}:{n}: bad corpus line: {exc}") from None
+            if split is None or item.split == split:
+                items.append(item)
+    return items

@@ -1,0 +1,209 @@
+"""What a scanner reports, and the small pattern engine most scanners are built on.
+
+A Finding never carries the matched text: a secret copied into a finding would be
+leaked again by every log and trace that records it. Spans index into the scanned
+string, so `redact` and readers can recover the text when they are allowed to.
+
+Linear time (issue 6): CPython's `re` backtracks, so every pattern here is written
+with bounded quantifiers and without nested quantifiers, and most patterns only run
+when a cheap substring trigger occurs in the text (`str.__contains__` is a fast
+two-way search). Validators then do the precise work (Luhn, mod 97, entropy) on the
+few candidates, in Python, in time bounded by the candidate length.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One suspicious span found by one scanner."""
+
+    scanner: str
+    """Name of the scanner that found it: "jailbreak", "secrets", ..."""
+    kind: str
+    """What it is, e.g. "instruction_override", "aws_access_key", "payment_card"."""
+    start: int
+    """Start offset (inclusive) in the scanned text."""
+    end: int
+    """End offset (exclusive) in the scanned text."""
+    score: float
+    """Confidence in [0, 1]; the Guard acts on findings at or above a rule's min_score."""
+    detail: str = ""
+    """Short human explanation; never contains the matched secret itself."""
+    location: str = ""
+    """Where the text came from, e.g. "arguments.command" for a tool-call field."""
+
+
+@runtime_checkable
+class Scanner(Protocol):
+    """A guardrail check: text in, findings out. Must run in time linear in len(text)."""
+
+    name: str
+
+    def scan(self, text: str) -> list[Finding]: ...
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def lower_same_length(text: str) -> str:
+    """Lower-case `text` keeping every offset valid (str.lower can grow 'İ' to 2 chars)."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+Verdict = float | tuple[float, int, int] | None
+Validator = Callable[[re.Match[str], str], Verdict]
+"""(match, original text) -> score, (score, start, end) to narrow the span, or None to drop."""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A regex candidate generator plus an optional validator that scores it."""
+
+    kind: str
+    regex: re.Pattern[str]
+    score: float
+    triggers: tuple[str, ...] = ()
+    """Lower-case substrings; the regex runs only if one occurs (empty: always runs)."""
+    lower: bool = False
+    """Match against the lower-cased text instead of the original."""
+    validate: Validator | None = None
+    group: int = 0
+    """Which regex group is the reported span."""
+    word_start: bool = False
+    """The match must not follow a word character (a leading \\b, checked in Python)."""
+
+    def findings(
+        self, scanner: str, text: str, low: str, pos: int = 0, endpos: int | None = None
+    ) -> Iterable[Finding]:
+        """Findings in text[pos:endpos] (look-behinds still see the text before `pos`)."""
+        if self.triggers and not any(t in low for t in self.triggers):
+            return
+        subject = low if self.lower else text
+        end = len(subject) if endpos is None else endpos
+        for m in self.regex.finditer(subject, pos, end):
+            if self.word_start and follows_word(subject, m.start()):
+                continue
+            verdict = self.score if self.validate is None else self.validate(m, text)
+            if verdict is None:
+                continue
+            if isinstance(verdict, tuple):
+                yield Finding(scanner, self.kind, verdict[1], verdict[2], verdict[0])
+            else:
+                yield Finding(scanner, self.kind, m.start(self.group), m.end(self.group), verdict)
+
+
+def follows_word(text: str, pos: int) -> bool:
+    """True when the character before `pos` is a word character (no \\b at `pos`)."""
+    return pos > 0 and (text[pos - 1].isalnum() or text[pos - 1] == "_")
+
+
+def compile_fast(rx: str, flags: int = 0) -> tuple[re.Pattern[str], bool]:
+    """Compile `rx`, moving a leading \\b out of the regex (see `Pattern.word_start`).
+
+    CPython's `re` finds a literal or charset prefix with a fast scan, but a leading
+    \\b or look-behind disables that scan and costs about 25x (measured: 26 us vs 1 us
+    on 2 KB). Patterns with several top-level \\b branches keep theirs.
+    """
+    if rx.startswith("\\b") and not _top_level_alternation(rx):
+        return re.compile(rx[2:], flags), True
+    return re.compile(rx, flags), False
+
+
+def _top_level_alternation(rx: str) -> bool:
+    """True when `rx` has a `|` outside every group and character class."""
+    depth, i, in_class = 0, 0, False
+    while i < len(rx):
+        ch = rx[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if rx[i + 1 : i + 2] == "]":
+                i += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def pattern(
+    kind: str,
+    rx: str,
+    score: float,
+    triggers: tuple[str, ...] = (),
+    validate: Validator | None = None,
+    *,
+    lower: bool = False,
+    group: int = 0,
+    flags: int = 0,
+) -> Pattern:
+    """A Pattern from regex source, with the leading-\\b speed-up applied."""
+    regex, word_start = compile_fast(rx, flags)
+    return Pattern(kind, regex, score, triggers, lower, validate, group, word_start)
+
+
+def run_patterns(
+    scanner: str, patterns: Iterable[Pattern], text: str, *, low: str | None = None
+) -> list[Finding]:
+    """All findings of `patterns` over `text`, overlapping duplicates removed."""
+    low = lower_same_length(text) if low is None else low
+    out: list[Finding] = []
+    for p in patterns:
+        out.extend(p.findings(scanner, text, low))
+    return dedupe(out)
+
+
+def dedupe(findings: list[Finding]) -> list[Finding]:
+    """Drop findings contained in a stronger finding of the same scanner; sort by start.
+
+    Sorted by start, a finding is covered exactly when the kept finding of its scanner
+    that reaches furthest ends after it (and scores at least as high), so one pass with
+    that finding per scanner suffices.
+    """
+    ordered = sorted(findings, key=lambda f: (f.start, -(f.end - f.start), -f.score))
+    kept: list[Finding] = []
+    reach: dict[str, Finding] = {}
+    for f in ordered:
+        cover = reach.get(f.scanner)
+        if cover is not None and f.end <= cover.end and cover.score >= f.score:
+            continue
+        kept.append(f)
+        if cover is None or f.end > cover.end:
+            reach[f.scanner] = f
+    return kept
+
+
+def shannon_entropy(s: str) -> float:
+    """Bits per character of `s` (0 for empty); used to tell random tokens from words."""
+    if not s:
+        return 0.0
+    from math import log2
+
+    n = len(s)
+    counts: dict[str, int] = {}
+    for ch in s:
+        counts[ch] = counts.get(ch, 0) + 1
+    return -sum(c / n * log2(c / n) for c in counts.values())
+
+
+def line_bounds(text: str, pos: int) -> tuple[int, int]:
+    """Start and end offsets of the line holding `pos`, each looked for at most 400 chars away."""
+    lo = text.rfind("\n", max(0, pos - 400), pos) + 1
+    if lo == 0:
+        lo = max(0, pos - 400)
+    hi = text.find("\n", pos, pos + 400)
+    return lo, (hi if hi != -1 else min(len(text), pos + 400))

@@ -1,0 +1,281 @@
+"""Jailbreak and prompt-injection scanner.
+
+Covers the families named in issue 6: instruction overrides ("ignore all previous
+instructions"), role-play jailbreaks ("pretend you are an AI without restrictions"),
+system-prompt extraction, chat-template token injection (<|im_start|>, [INST],
+<tool_call>, ...), and obfuscated variants of all of these: zero-width characters,
+homoglyphs and full-width forms (folded by `normalize.canonical`), leetspeak
+(`normalize.leet`), and base64 payloads that decode to an attack.
+
+Phrases match on a lower-cased canonical view; a match that only appears after a fold
+is reported with kind "obfuscation" and the fold named in `detail`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from tracerl.guard.findings import (
+    Finding,
+    Pattern,
+    dedupe,
+    lower_same_length,
+    pattern,
+    run_patterns,
+)
+from tracerl.guard.normalize import View, canonical, leet
+
+_GAP = r"[^.!?\n]{0,60}?"
+_NEG = re.compile(r"\b(?:not|never|don't|do not|cannot|can't|won't|must not|shouldn't)\b")
+
+_OVERRIDE = (
+    r"\b(?:ignore|disregard|forget|override|bypass|abandon|discard|neglect)\b" + _GAP
+    + r"\b(?:instructions?|prompts?|directives?|guidelines|rules|constraints|policies"
+    r"|programming|guardrails?|restrictions|safeguards)\b"
+)  # fmt: skip
+_QUALIFIER = re.compile(
+    r"\b(?:previous|prior|above|earlier|preceding|foregoing|all|any|every|your|system"
+    r"|original|initial|developer|safety|existing|current|those|these|my)\b"
+)
+_NEW_ORDERS = (
+    r"\b(?:new|updated|real|actual|true|revised|secret|hidden|urgent|additional)\s{1,3}"
+    r"(?:system\s{1,3})?(?:instructions?|directives?|orders|task|prompt)\s{0,3}:"
+)
+_MODE = (
+    r"\b(?:enable|enabled|activate|activated|enter|entering|switch to|now in)\s{1,3}"
+    r"(?:the\s{1,3})?(?:dan|god|jailbreak|jailbroken|unrestricted|unfiltered|evil)\s{1,3}mode\b"
+    r"|\b(?:developer|dan|god|jailbreak|unrestricted|evil)\s{1,3}mode\s{0,3}(?:enabled|activated|on)\b"
+    r"|\b(?:system|admin|root)\s{1,3}override\b|\bdo anything now\b"
+)
+_YOU_ARE_NOW = (
+    r"\byou are now\b" + _GAP + r"\b(?:dan|unrestricted|unfiltered|uncensored|jailbroken"
+    r"|free from|no longer bound|not bound|without (?:any )?(?:limits|restrictions|rules|filters)"
+    r"|liberated|evil|able to do anything)"
+)
+_NO_LIMITS = (
+    r"\b(?:no|without|free (?:from|of)|not bound by|unbound by|ignoring|zero)\s{1,3}"
+    r"(?:any\s{1,3}|all\s{1,3}|your\s{1,3}|the\s{1,3})?(?:ethical\s{1,3}|moral\s{1,3}"
+    r"|content\s{1,3}|safety\s{1,3}|openai\s{1,3}|usual\s{1,3})?(?:restrictions|rules"
+    r"|filters?|filtering|limits|limitations|guidelines|ethics|morals|censorship"
+    r"|polic(?:y|ies)|boundaries|safeguards)\b"
+)
+_FRAME = re.compile(
+    r"\b(?:pretend|imagine|act as|acting as|roleplay|role-play|role play|play the role"
+    r"|you are|you're|persona|character|simulate|from now on|respond as|answer as|behave as"
+    r"|stay in character|hypothetical)"
+)
+_PERSONA = (
+    r"\b(?:unfiltered|uncensored|amoral|unrestricted|unaligned|jailbroken|evil)\s{1,3}"
+    r"(?:ai|assistant|model|chatbot|version|persona|character|twin|mode)\b"
+    r"|\bnever\s{1,3}(?:refuses?|break(?:s)? character|says? no)\b"
+)
+_LEAK = (
+    r"\b(?:reveal|print|show|repeat|output|display|leak|tell me|give me|dump|write out"
+    r"|recite|send|exfiltrate)\b[^.!?\n]{0,30}?\b(?:your|the)\s{1,3}(?:full\s{1,3}|entire"
+    r"\s{1,3}|exact\s{1,3})?(?:system prompt|system message|initial (?:prompt|instructions)"
+    r"|hidden (?:prompt|instructions)|original (?:prompt|instructions)|instructions above"
+    r"|secret instructions|developer (?:prompt|message)|api keys?|credentials)"
+)
+_TO_AI = (
+    r"\b(?:note|message|attention|instructions?|important)(?:\s{1,3}(?:to|for))?\s{1,3}"
+    r"(?:the\s{1,3}|any\s{1,3}|all\s{1,3})?(?:ai\s{1,3}|llm\s{1,3})?(?:ai|assistant|llm"
+    r"|language model|agent|chatbot|model)s?\s{0,3}[:,-]"
+    r"|\b(?:ai|assistant|agent)s?\s{1,3}(?:reading|processing|summari[sz]ing) this\b"
+    r"|\binstead,?\s{1,3}(?:you must|you should|please)\s{1,3}(?:send|email|forward|upload"
+    r"|post|transfer|run|execute|delete)\b"
+)
+_TEMPLATE = re.compile(
+    r"<\|[a-z_]{2,24}\|>|\[/?inst\]|<</?sys>>|</?tool_call>|</?tool_response>"
+    r"|</?function_call>|<start_of_turn>|<end_of_turn>|<｜[^｜\n]{1,30}｜>"
+)  # fmt: skip
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{24,4096}={0,2}")
+_LEET_INSIDE = re.compile(r"[a-z][013457@$|+][a-z]")
+
+
+def _negated(m: re.Match[str], view: str) -> bool:
+    """'never reveal your system prompt' states a rule; it is not an attack."""
+    return bool(_NEG.search(view, max(0, m.start() - 24), m.start()))
+
+
+def _override(m: re.Match[str], view: str) -> float | None:
+    if not _QUALIFIER.search(m.group()) or _negated(m, view):
+        return None  # "ignore the formatting rules" names no instructions to override
+    return 0.95
+
+
+def _leak(m: re.Match[str], view: str) -> float | None:
+    return None if _negated(m, view) else 0.85
+
+
+def _no_limits(m: re.Match[str], view: str) -> float | None:
+    """'no restrictions' is a jailbreak only inside a role-play frame."""
+    return 0.9 if _FRAME.search(view, max(0, m.start() - 160), m.start()) else None
+
+
+_PHRASES: tuple[Pattern, ...] = (
+    pattern(
+        "instruction_override",
+        _OVERRIDE,
+        0.95,
+        ("ignore", "disregard", "forget", "override", "bypass", "abandon", "discard", "neglect"),
+        _override,
+    ),
+    pattern(
+        "instruction_override",
+        _NEW_ORDERS,
+        0.8,
+        ("instruction", "directive", "orders", "task", "prompt"),
+    ),
+    pattern("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now")),
+    pattern("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",)),
+    pattern(
+        "roleplay_jailbreak",
+        _NO_LIMITS,
+        0.9,
+        (
+            "restriction",
+            "rules",
+            "filter",
+            "limit",
+            "guideline",
+            "ethic",
+            "moral",
+            "censor",
+            "polic",
+            "boundar",
+            "safeguard",
+        ),
+        _no_limits,
+    ),
+    pattern(
+        "roleplay_jailbreak",
+        _PERSONA,
+        0.8,
+        (
+            "unfiltered",
+            "uncensored",
+            "amoral",
+            "unrestricted",
+            "unaligned",
+            "jailbroken",
+            "evil",
+            "never",
+        ),
+    ),
+    pattern(
+        "prompt_leak",
+        _LEAK,
+        0.85,
+        (
+            "system prompt",
+            "system message",
+            "initial",
+            "hidden",
+            "original",
+            "instructions above",
+            "secret instructions",
+            "developer",
+            "api key",
+            "credentials",
+        ),
+        _leak,
+    ),
+    pattern(
+        "indirect_injection",
+        _TO_AI,
+        0.8,
+        (
+            "note",
+            "message",
+            "attention",
+            "instruction",
+            "important",
+            "reading this",
+            "processing this",
+            "summarizing this",
+            "summarising this",
+            "instead",
+        ),
+    ),
+)
+
+
+def _phrase_findings(view: View, name: str) -> list[Finding]:
+    """Phrase matches over the canonical view, mapped back to original offsets."""
+    out: list[Finding] = []
+    for f in run_patterns(name, _PHRASES, view.text, low=view.text):
+        start, end = view.span(f.start, f.end)
+        out.append(Finding(name, f.kind, start, end, f.score))
+    return out
+
+
+def _template_findings(view: View, name: str) -> list[Finding]:
+    if "<" not in view.text and "[" not in view.text:
+        return []
+    return [
+        Finding(name, "template_injection", *view.span(m.start(), m.end()), 0.95)
+        for m in _TEMPLATE.finditer(view.text)
+    ]
+
+
+def _decode_base64(blob: str) -> str | None:
+    """The blob decoded as mostly printable UTF-8 text, else None."""
+    blob = blob.rstrip("=")
+    if len(blob) % 4 == 1:
+        blob = blob[:-1]
+    try:
+        raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
+    return decoded if printable >= 0.9 * max(1, len(decoded)) else None
+
+
+class JailbreakScanner:
+    """Instruction overrides, role-play jailbreaks, template tokens and obfuscation."""
+
+    name = "jailbreak"
+
+    def scan(self, text: str) -> list[Finding]:
+        view = canonical(text, lower_same_length(text))
+        found = _phrase_findings(view, self.name) + _template_findings(view, self.name)
+        if view.folded:
+            found = [self._mark_folded(f, text) for f in found]
+        found += self._leet(view, found)
+        found += self._base64(text)
+        return dedupe(found)
+
+    def _mark_folded(self, f: Finding, text: str) -> Finding:
+        span = text[f.start : f.end]
+        if span.isascii():
+            return f
+        return Finding(self.name, "obfuscation", f.start, f.end, f.score, f"homoglyph: {f.kind}")
+
+    def _leet(self, view: View, found: list[Finding]) -> list[Finding]:
+        if not _LEET_INSIDE.search(view.text):
+            return []
+        folded = leet(view)
+        if folded is None:
+            return []
+        out = []
+        for f in _phrase_findings(folded, self.name):
+            if not any(g.start <= f.start < g.end for g in found):
+                out.append(Finding(self.name, "obfuscation", f.start, f.end, f.score,
+                                   f"leetspeak: {f.kind}"))  # fmt: skip
+        return out
+
+    def _base64(self, text: str) -> list[Finding]:
+        out = []
+        for m in _BASE64.finditer(text):
+            decoded = _decode_base64(m.group())
+            if decoded is None:
+                continue
+            inner = canonical(decoded, lower_same_length(decoded))
+            hits = _phrase_findings(inner, self.name) + _template_findings(inner, self.name)
+            if hits:
+                detail = f"base64: {hits[0].kind}"
+                out.append(Finding(self.name, "obfuscation", m.start(), m.end(), 0.9, detail))
+        return out
