@@ -126,6 +126,12 @@ class ToolResult:
     "tool_raised", "timeout", "blocked"."""
     started_at: float = 0.0
     ended_at: float = 0.0
+    guard: tuple[Any, ...] = ()
+    """Guard decisions (tracerl.guard.GuardDecision) on the call and on its output."""
+
+    @property
+    def guard_penalty(self) -> float:
+        return float(sum(getattr(d, "penalty", 0.0) for d in self.guard))
 
 
 @dataclass

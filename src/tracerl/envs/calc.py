@@ -20,6 +20,7 @@ from fractions import Fraction
 
 from tracerl.envs.family import Split
 from tracerl.envs.tool_env import ToolEnv, ToolEnvConfig
+from tracerl.guard.pipeline import Guard
 from tracerl.tools.calculator import CalculatorError, evaluate, format_number
 from tracerl.tools.hermes import format_tool_call
 from tracerl.tools.tool import Tool, tool
@@ -111,6 +112,8 @@ class CalcFamily:
     skip_tool_prob: float = 0.5
     tool_timeout_s: float = 5.0
     format_weight: float = 0.0
+    guard: Guard | None = None
+    """Guardrails on every tool call and tool output (None = none)."""
     name: str = "calc"
 
     def __post_init__(self) -> None:
@@ -143,7 +146,8 @@ class CalcFamily:
         return out
 
     def make_env(self) -> ToolEnv:
-        return ToolEnv([self.calculator], ToolEnvConfig(tool_timeout_s=self.tool_timeout_s))
+        return ToolEnv([self.calculator],
+                       ToolEnvConfig(tool_timeout_s=self.tool_timeout_s, guard=self.guard))
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
         """Oracle steps; with `skip_tool_prob` it answers without the tool (a cold start

@@ -10,6 +10,7 @@ readable error observation and a `ToolResult` with its error class: never a cras
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracerl.envs.base import StepResult
+from tracerl.guard.pipeline import Guard
 from tracerl.tools.hermes import MalformedCall, parse_tool_calls
 from tracerl.tools.tool import Tool, ToolArgumentError
 from tracerl.types import Message, Task, ToolCall, ToolResult
@@ -24,12 +26,18 @@ from tracerl.types import Message, Task, ToolCall, ToolResult
 
 @dataclass(frozen=True)
 class ToolEnvConfig:
+    """How a ToolEnv runs calls. `guard` (optional) scans every call before it runs and
+    every tool output before the policy sees it: blocked calls never execute and the
+    agent reads why; flagged or redacted ones are recorded on the ToolResult."""
+
     tool_timeout_s: float = 5.0
     """Wall-clock limit for one tool call; a hung call becomes a timeout error."""
     max_calls_per_turn: int = 8
     """Calls beyond this in one action are refused with an error observation."""
     schemas_in_system_prompt: bool = False
     """Prepend a system message listing the tools' JSON schemas (real models need it)."""
+    guard: Guard | None = None
+    """Guardrail pipeline on the rollout path (None = no scanning)."""
 
 
 def _stringify(value: Any) -> str:
@@ -100,6 +108,22 @@ class ToolEnv:
                           started_at=started or now, ended_at=now)
 
     async def _run(self, call: ToolCall) -> ToolResult:
+        guard = self.config.guard
+        if guard is None:
+            return await self._execute(call)
+        decision = guard.check_tool_call(call.name, call.arguments)
+        if decision.blocked:
+            result = self._error(call, "blocked", decision.reason)
+            return dataclasses.replace(result, guard=(decision,))
+        run_call = call
+        if decision.arguments is not None and decision.arguments != call.arguments:
+            run_call = dataclasses.replace(call, arguments=decision.arguments)
+        result = await self._execute(run_call)
+        seen = guard.check_observation(result.content)
+        content = seen.text if seen.text is not None else result.content
+        return dataclasses.replace(result, call=call, content=content, guard=(decision, seen))
+
+    async def _execute(self, call: ToolCall) -> ToolResult:
         started = time.time()
         t = self.tools.get(call.name)
         if t is None:

@@ -37,6 +37,8 @@ class RolloutConfig:
     """Sampled plus observation tokens per trajectory before it is truncated."""
     temperature: float = 1.0
     top_p: float = 1.0
+    guard_penalty: bool = False
+    """Subtract the guard's penalties (blocked or flagged calls) from the outcome reward."""
 
 
 @dataclass
@@ -185,6 +187,10 @@ class RolloutRunner:
                 self.stats.reward_errors += 1
                 self.stats.errors.append(traceback.format_exc())
         traj.reward_parts[self.reward.name] = traj.outcome_reward
+        penalty = sum(r.guard_penalty for t in traj.turns for r in t.tool_results)
+        if self.config.guard_penalty and penalty and traj.outcome_reward is not None:
+            traj.reward_parts["guard_penalty"] = -penalty
+            traj.outcome_reward -= penalty
         if traj.outcome_reward is None:
             self.stats.unjudged += 1
         traj.metrics.update(trajectory_metrics(traj))
@@ -202,4 +208,8 @@ def trajectory_metrics(traj: Trajectory) -> dict[str, float]:
     for r in results:
         if r.error:
             out[f"tool_error/{r.error}"] = out.get(f"tool_error/{r.error}", 0.0) + 1.0
+        for d in r.guard:
+            if d.findings or d.errors:
+                key = f"guard/{d.action.value}"
+                out[key] = out.get(key, 0.0) + 1.0
     return out

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracerl.types import Trajectory
+
 GUARD_ACTIONS = ("allow", "flag", "redact", "block")
 
 
@@ -83,3 +85,22 @@ class EvaluationRecord:
     label: str = ""
     explanation: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+
+
+def guardrail_records(traj: Trajectory) -> list[GuardrailRecord]:
+    """GUARDRAIL records for every guard decision stored on a trajectory's tool results.
+
+    Decisions are read by attribute (tracerl.guard.GuardDecision), so tracing does not
+    import the guard package; a decision that did nothing ("off") is recorded as "allow".
+    """
+    out = []
+    for i, turn in enumerate(traj.turns):
+        for result in turn.tool_results:
+            for d in result.guard:
+                action = d.action.value if d.action.value in GUARD_ACTIONS else "allow"
+                findings = tuple(GuardFinding(f.scanner, f.kind, f.location or "", f.score)
+                                 for f in d.findings)
+                target = "action" if d.target == "tool_call" else "tool_output"
+                out.append(GuardrailRecord(tuple(d.scanners), action, findings, i, target,
+                                           "", result.started_at, result.ended_at))
+    return out

@@ -114,6 +114,14 @@ class LogConfig:
 
 
 @dataclass(frozen=True)
+class GuardSection:
+    enabled: bool = True
+    """Scan tool calls (block code injection and secrets) and tool outputs (redact) in rollouts."""
+    penalty: bool = False
+    """Subtract the guard's penalty for blocked calls from the outcome reward."""
+
+
+@dataclass(frozen=True)
 class TraceConfig:
     enabled: bool = True
     """Record every training and evaluation trajectory as spans in traces.sqlite."""
@@ -144,6 +152,7 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     log: LogConfig = field(default_factory=LogConfig)
     trace: TraceConfig = field(default_factory=TraceConfig)
+    guard: GuardSection = field(default_factory=GuardSection)
 
     def __post_init__(self) -> None:
         if not self.stages:

@@ -19,10 +19,12 @@ import yaml
 
 from tracerl.envs.calc import CalcFamily
 from tracerl.envs.family import TaskFamily
+from tracerl.guard.pipeline import Guard
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutConfig, RolloutRunner
+from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
 from tracerl.train import checkpoint as ckpt
 from tracerl.train.config import TrainConfig
@@ -48,8 +50,10 @@ class Summary:
 
 def make_family(cfg: TrainConfig) -> TaskFamily:
     t = cfg.task
+    guard = Guard() if cfg.guard.enabled else None
     return CalcFamily(calls=t.calls, skip_tool_prob=t.skip_tool_prob,
-                      tool_timeout_s=t.tool_timeout_s, format_weight=t.format_weight)
+                      tool_timeout_s=t.tool_timeout_s, format_weight=t.format_weight,
+                      guard=guard)
 
 
 def _seed_everything(seed: int) -> None:
@@ -84,7 +88,7 @@ class Trainer:
             self.sampler, self.renderer, self.policy.stop_ids, self.family.make_env,
             self.family.reward,
             RolloutConfig(r.group_size, r.max_turns, r.max_turn_tokens, r.max_response_tokens,
-                          r.temperature, r.top_p))
+                          r.temperature, r.top_p, config.guard.penalty))
         self.heldout = self.family.tasks("heldout", config.eval.tasks, seed=config.seed)
         self.log = MetricsLog(run_dir, config.log.tensorboard,
                               resume_step=self.state.rl_step if latest else None)
@@ -98,7 +102,8 @@ class Trainer:
         run = self.cfg.name if phase == "train" else f"{self.cfg.name}:{phase}"
         for t in trajectories:
             self.tracer.record_trajectory(t, run=run, step=self.state.rl_step,
-                                          model_name=self.policy.name)
+                                          model_name=self.policy.name,
+                                          guardrails=guardrail_records(t))
 
     def _load_policy(self, latest: Path | None) -> Policy:
         device = self.cfg.device
@@ -213,6 +218,12 @@ class Trainer:
         }
         if m is not None:
             values.update({k: float(v) for k, v in asdict(m).items()})
+        for t in trajs:
+            for k, v in t.metrics.items():
+                if k.startswith(("guard/", "tool_error/")):
+                    values[k] = values.get(k, 0.0) + v
+        if self.tracer is not None:
+            values["trace_failures"] = float(self.tracer.failures)
         return values
 
     def _finish(self) -> Summary:
