@@ -37,7 +37,8 @@ def _step(action: str):
 
 def test_blocked_call_never_runs_and_the_agent_sees_why():
     RAN.clear()
-    r = _step('<tool_call>{"name": "shell", "arguments": {"command": "rm -rf / --no-preserve-root"}}'
+    r = _step('<tool_call>{"name": "shell", "arguments": '
+              '{"command": "rm -rf / --no-preserve-root"}}'
               "</tool_call>")
     (result,) = r.tool_results
     assert RAN == []

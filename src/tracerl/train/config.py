@@ -14,8 +14,8 @@ Stage = Literal["sft", "rl"]
 
 @dataclass(frozen=True)
 class TaskConfig:
-    family: Literal["calc"] = "calc"
-    """Built-in task family to train on."""
+    family: Literal["calc", "code"] = "calc"
+    """Task family: calc (calculator tool) or code (sandboxed Python, hidden tests)."""
     calls: int = 2
     """calc: calculator calls each problem needs (1 to 6)."""
     skip_tool_prob: float = 0.5
@@ -23,7 +23,11 @@ class TaskConfig:
     format_weight: float = 0.0
     """calc: weight of the format term in the outcome reward (0 = correctness only)."""
     tool_timeout_s: float = 5.0
-    """Wall-clock limit of one tool call."""
+    """Wall-clock limit of one tool call (code: of one sandboxed run)."""
+    path: str = ""
+    """code: a local JSONL file of problems ('' = the built-in problems)."""
+    dataset_format: Literal["tracerl", "humaneval", "mbpp"] = "tracerl"
+    """code: the shape of `path` (tracerl, humaneval or mbpp)."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import torch
 import yaml
 
 from tracerl.envs.calc import CalcFamily
+from tracerl.envs.code.family import CodeFamily
 from tracerl.envs.family import TaskFamily
 from tracerl.guard.pipeline import Guard
 from tracerl.policy.model import Policy, load_policy, write_tiny
@@ -51,6 +52,8 @@ class Summary:
 def make_family(cfg: TrainConfig) -> TaskFamily:
     t = cfg.task
     guard = Guard() if cfg.guard.enabled else None
+    if t.family == "code":
+        return CodeFamily(t.path, t.dataset_format, t.tool_timeout_s, guard)
     return CalcFamily(calls=t.calls, skip_tool_prob=t.skip_tool_prob,
                       tool_timeout_s=t.tool_timeout_s, format_weight=t.format_weight,
                       guard=guard)
