@@ -1,4 +1,8 @@
-"""`tracerl eval`: score a JSONL file of conversations or a trace store with metrics.
+"""`tracerl eval`: score a JSONL file or a trace store with metrics, or a checkpoint on
+a task family's held-out split.
+
+    tracerl eval runs/calc-tiny                       # the run's latest checkpoint
+    tracerl eval path/to/model --k 8 task.family=calc task.calls=2
 
     tracerl eval convs.jsonl --metric exact_match --metric bleu:max_n=2
     tracerl eval runs/exp1 --run exp1 --metric "tool_selection:required=search|fetch" --json
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -64,6 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="also write the full JSON report to this file")
     parser.add_argument("--judge-url", help="OpenAI-compatible base URL for rubric_judge")
     parser.add_argument("--judge-model", help="model name for rubric_judge")
+    ck = parser.add_argument_group(
+        "checkpoint mode (DATA is a run directory or a model directory, and no --metric)")
+    ck.add_argument("overrides", nargs="*", metavar="key=value",
+                    help="train-config keys for the task family, e.g. task.calls=2")
+    ck.add_argument("--tasks", type=int, default=100, help="held-out tasks (default 100)")
+    ck.add_argument("--k", type=int, default=1, help="samples per task, for pass@k (default 1)")
+    ck.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
+    ck.add_argument("--seed", type=int, default=0, help="seed of tasks and sampling")
 
 
 def _value(key: str, raw: str) -> Any:
@@ -114,10 +127,38 @@ def _report(report: EvalReport, args: argparse.Namespace, out: TextIO) -> None:
     out.write((full if args.json else report.table()) + "\n")
 
 
+def _is_checkpoint(args: argparse.Namespace) -> bool:
+    path = Path(args.data)
+    return not args.metric and path.is_dir() and (
+        (path / "config.json").is_file() or (path / "checkpoints").is_dir())
+
+
+def _run_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
+    from tracerl.evals.checkpoint import evaluate_checkpoint
+    from tracerl.train.configlib import ConfigError
+
+    try:
+        report = evaluate_checkpoint(args.data, args.overrides, args.tasks, args.k,
+                                     args.temperature, args.seed)
+    except (ConfigError, ValueError, FileNotFoundError) as exc:
+        sys.stderr.write(f"tracerl eval: {exc}\n")
+        return 2
+    full = json.dumps(asdict(report), indent=2)
+    if args.out:
+        Path(args.out).write_text(full + "\n", encoding="utf-8")
+    out.write((full if args.json else report.table()) + "\n")
+    return 0
+
+
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit code 0 when scored (failures are in the report), 2 on bad input."""
     out = out or sys.stdout
+    if _is_checkpoint(args):
+        return _run_checkpoint(args, out)
     try:
+        if getattr(args, "overrides", None):
+            raise ValueError(f"unexpected arguments {args.overrides} (key=value overrides "
+                             "are for checkpoint mode)")
         if not args.metric:
             raise ValueError(f"give at least one --metric; names: {', '.join(METRICS)}")
         metrics = [parse_metric(spec, args) for spec in args.metric]

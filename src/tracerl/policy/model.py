@@ -32,13 +32,13 @@ TURN_END = "<|im_end|>"
 class TinySpec:
     """Size of the built-in tiny policy."""
 
-    hidden_size: int = 128
+    hidden_size: int = 192
     """Width of the residual stream."""
-    layers: int = 4
-    """Transformer blocks."""
-    heads: int = 4
+    layers: int = 2
+    """Transformer blocks (2 learn to copy operands faster than 4 at this size)."""
+    heads: int = 6
     """Attention heads (hidden_size must divide by it)."""
-    intermediate_size: int = 384
+    intermediate_size: int = 576
     """Width of the SwiGLU feed-forward layer."""
     max_positions: int = 1024
     """Longest sequence (prompt + response) the model accepts."""

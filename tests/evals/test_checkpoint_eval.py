@@ -1,0 +1,38 @@
+import json
+from math import comb
+
+import pytest
+
+from tracerl.cli import main
+from tracerl.evals.checkpoint import pass_at_k
+
+
+def test_pass_at_k_hand_computed():
+    assert pass_at_k(4, 0, 1) == 0.0
+    assert pass_at_k(4, 1, 1) == pytest.approx(0.25)
+    # n=4, c=1, k=2: 1 - C(3,2)/C(4,2) = 1 - 3/6
+    assert pass_at_k(4, 1, 2) == pytest.approx(0.5)
+    assert pass_at_k(5, 2, 3) == pytest.approx(1 - comb(3, 3) / comb(5, 3))
+    assert pass_at_k(4, 3, 2) == 1.0
+    with pytest.raises(ValueError, match="1 <= k <= n"):
+        pass_at_k(2, 1, 3)
+
+
+def test_eval_scores_a_run_checkpoint_on_the_heldout_split(tmp_path, capsys):
+    args = [f"out_dir={tmp_path}", "name=r", "tiny.hidden_size=32", "tiny.layers=1",
+            "tiny.heads=2", "tiny.intermediate_size=64", "sft.demos=16", "sft.batch_size=8",
+            "stages=[sft]", "eval.tasks=2", "log.progress=false", "trace.enabled=false"]
+    assert main(["train", *args]) == 0
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "r"), "--tasks", "3", "--k", "2", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["family"] == "calc" and report["tasks"] == 3
+    assert report["samples_per_task"] == 2
+    assert 0.0 <= report["pass_at_1"] <= report["pass_at_k"] <= 1.0
+    assert report["model"].endswith(tuple("0123456789"))  # the latest checkpoint dir
+
+
+def test_eval_rejects_a_bad_override(tmp_path, capsys):
+    (tmp_path / "config.json").write_text("{}")
+    assert main(["eval", str(tmp_path), "task.callz=2"]) == 2
+    assert "unknown config key 'task.callz'" in capsys.readouterr().err
