@@ -20,8 +20,12 @@ from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
+from transformers.utils import logging as hf_logging
 
 from tracerl.policy.tokenizer import build_char_tokenizer
+
+# Loading a local directory needs no per-shard progress bars in our logs.
+hf_logging.disable_progress_bar()
 
 # Stop a turn at the end of a tool call (the env then answers) or at the end of turn.
 STOP_TOKENS = ("</tool_call>", "<|im_end|>")

@@ -1,0 +1,125 @@
+"""Rollout and update throughput of the default `tracerl train` config.
+
+Measured in one run, on the same model and contexts:
+  1. rollout: the multi-turn RolloutRunner on `calc` (sampled tokens/s, trajectories/s);
+  2. sampler vs baseline: our batched KV-cache sampler (finished rows leave the batch)
+     against transformers' `generate` on the same single-turn contexts;
+  3. update: GRPO policy-gradient update tokens/s on the rollout batch;
+  4. tracing overhead: the same rollouts with every trajectory recorded as spans.
+
+    python benchmarks/throughput.py [--batches 3] [key=value ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from tracerl.policy.model import load_policy, write_tiny
+from tracerl.policy.sampler import SamplingParams, TransformersSampler
+from tracerl.rollout.render import ChatRenderer
+from tracerl.rollout.runner import RolloutConfig, RolloutRunner
+from tracerl.trace.records import guardrail_records
+from tracerl.trace.tracer import Tracer
+from tracerl.train import configlib
+from tracerl.train.config import TrainConfig
+from tracerl.train.grpo import assign_advantages, update
+from tracerl.train.trainer import make_family
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--batches", type=int, default=3)
+    ap.add_argument("overrides", nargs="*")
+    args = ap.parse_args()
+    cfg: TrainConfig = configlib.load(TrainConfig, None, args.overrides)
+    tmp = Path(tempfile.mkdtemp())
+    policy = load_policy(write_tiny(tmp / "tiny", cfg.tiny, cfg.seed))
+    family = make_family(cfg)
+    r = cfg.rl
+    sampler = TransformersSampler(policy.model, policy.pad_id, seed=0)
+    runner = RolloutRunner(sampler, ChatRenderer(policy.tokenizer), policy.stop_ids,
+                           family.make_env, family.reward,
+                           RolloutConfig(r.group_size, r.max_turns, r.max_turn_tokens,
+                                         r.max_response_tokens, r.temperature, r.top_p))
+    print(f"model: tiny {policy.num_parameters() / 1e6:.2f}M params, threads "
+          f"{torch.get_num_threads()}, batch {r.tasks_per_step} tasks x G={r.group_size}")
+    runner.run(family.tasks("train", 2, seed=99))  # warm-up
+
+    sampled = seconds = trajs = 0.0
+    groups_all = []
+    for b in range(args.batches):
+        t0 = time.perf_counter()
+        groups = runner.run(family.tasks("train", r.tasks_per_step, seed=b))
+        seconds += time.perf_counter() - t0
+        sampled += runner.stats.sampled_tokens
+        trajs += sum(len(g.trajectories) for g in groups)
+        groups_all.append(groups)
+    print(f"rollout: {sampled / seconds:,.0f} sampled tok/s, {trajs / seconds:.1f} traj/s "
+          f"({seconds / args.batches:.2f} s per batch)")
+
+    contexts = [t.prompt_ids for g in groups_all[0] for t in g.trajectories]
+    params = SamplingParams(1.0, 1.0, r.max_turn_tokens, policy.stop_ids)
+    t0 = time.perf_counter()
+    ours = sampler.generate(contexts, params)
+    ours_s = time.perf_counter() - t0
+    ours_tok = sum(len(s.ids) for s in ours)
+    base_tok, base_s = _hf_generate(policy, contexts, r.max_turn_tokens)
+    print(f"sampler: ours {ours_tok / ours_s:,.0f} tok/s vs transformers.generate "
+          f"{base_tok / base_s:,.0f} tok/s -> {(ours_tok / ours_s) / (base_tok / base_s):.2f}x")
+
+    opt = torch.optim.AdamW(policy.model.parameters(), lr=r.lr)
+    tokens = up_s = 0.0
+    for groups in groups_all:
+        for g in groups:  # give every trajectory a non-zero advantage so all are trained
+            for i, t in enumerate(g.trajectories):
+                t.outcome_reward = float(i % 2)
+        assign_advantages(groups, r.std_normalize)
+        keep = [t for g in groups for t in g.trajectories]
+        t0 = time.perf_counter()
+        update(policy.model, None, opt, keep, policy.pad_id, r, 0, torch.Generator())
+        up_s += time.perf_counter() - t0
+        tokens += sum(len(t.token_ids()) for t in keep)
+    print(f"update: {tokens / up_s:,.0f} tok/s (prompt + response tokens, forward + backward)")
+
+    tracer = Tracer.for_run(tmp)
+    t0 = time.perf_counter()
+    for groups in groups_all:
+        for g in groups:
+            for t in g.trajectories:
+                tracer.record_trajectory(t, run="bench", step=0, model_name="tiny",
+                                         guardrails=guardrail_records(t))
+    trace_s = time.perf_counter() - t0
+    tracer.close()
+    print(f"tracing: {trace_s / trajs * 1e3:.2f} ms per trajectory on the rollout path = "
+          f"{100 * trace_s / seconds:.1f}% of rollout time")
+
+
+def _hf_generate(policy, contexts: list[list[int]], max_new: int) -> tuple[int, float]:
+    width = max(len(c) for c in contexts)
+    ids = torch.full((len(contexts), width), policy.pad_id)
+    mask = torch.zeros_like(ids)
+    for i, c in enumerate(contexts):
+        ids[i, width - len(c):] = torch.tensor(c)
+        mask[i, width - len(c):] = 1
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        out = policy.model.generate(input_ids=ids, attention_mask=mask, do_sample=True,
+                                    max_new_tokens=max_new, eos_token_id=list(policy.stop_ids),
+                                    pad_token_id=policy.pad_id, top_k=0)
+    seconds = time.perf_counter() - t0
+    new = out[:, width:]
+    tokens = 0
+    for row in new.tolist():  # count up to and including the first stop id
+        n = next((j + 1 for j, t in enumerate(row) if t in policy.stop_ids), len(row))
+        tokens += n
+    return tokens, seconds
+
+
+if __name__ == "__main__":
+    main()
