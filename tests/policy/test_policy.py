@@ -1,0 +1,93 @@
+import pytest
+import torch
+
+from tracerl.policy.model import load_policy
+from tracerl.policy.sampler import SamplingParams, TransformersSampler
+from tracerl.policy.tokenizer import build_char_tokenizer
+
+
+def test_char_tokenizer_round_trips_text_and_special_tokens():
+    tok = build_char_tokenizer()
+    text = '<|im_start|>user\nCompute (12*3).<|im_end|>\n<tool_call>{"a": 1}</tool_call>'
+    ids = tok.encode(text, add_special_tokens=False)
+    assert tok.decode(ids) == text
+    assert ids[0] == tok.convert_tokens_to_ids("<|im_start|>")
+    assert tok.convert_tokens_to_ids("<tool_call>") in ids
+
+
+def test_chat_template_renders_chatml_with_generation_prompt():
+    tok = build_char_tokenizer()
+    out = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False,
+                                  add_generation_prompt=True)
+    assert out == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_load_policy_names_a_missing_directory(tmp_path):
+    with pytest.raises(FileNotFoundError, match="has no config.json"):
+        load_policy(tmp_path / "absent")
+
+
+def test_tiny_policy_is_a_plain_transformers_model(tiny_policy):
+    assert type(tiny_policy.model).__name__ == "LlamaForCausalLM"
+    assert tiny_policy.stop_ids == tuple(
+        tiny_policy.tokenizer.convert_tokens_to_ids(["</tool_call>", "<|im_end|>"]))
+
+
+def _contexts(policy, n=6):
+    base = policy.tokenizer.encode("<|im_start|>user\nCompute (1*2).<|im_end|>\n"
+                                   "<|im_start|>assistant\n", add_special_tokens=False)
+    return [base[: len(base) - i] for i in range(n)]  # ragged lengths -> left padding
+
+
+def test_recorded_logprobs_match_a_full_forward_pass(tiny_policy):
+    sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id, seed=0)
+    contexts = _contexts(tiny_policy)
+    samples = sampler.generate(contexts, SamplingParams(temperature=0.7, max_new_tokens=12,
+                                                        stop_ids=tiny_policy.stop_ids))
+    for ctx, s in zip(contexts, samples, strict=True):
+        full = torch.tensor([ctx + s.ids])
+        with torch.no_grad():
+            logits = tiny_policy.model(full).logits[0, len(ctx) - 1:-1] / 0.7
+        ref = torch.log_softmax(logits, -1).gather(-1, torch.tensor(s.ids)[:, None]).squeeze(-1)
+        assert torch.allclose(ref, torch.tensor(s.logprobs), atol=1e-4)
+
+
+def test_budgets_and_stops_are_respected(tiny_policy):
+    sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id, seed=1)
+    contexts = _contexts(tiny_policy)
+    budgets = [1, 2, 3, 4, 5, 6]
+    samples = sampler.generate(contexts, SamplingParams(max_new_tokens=6,
+                                                        stop_ids=tiny_policy.stop_ids), budgets)
+    for s, b in zip(samples, budgets, strict=True):
+        assert len(s.ids) <= b
+        stops = [i for i in s.ids if i in tiny_policy.stop_ids]
+        assert (s.finish == "stop") == bool(stops)
+        if stops:
+            assert s.ids[-1] in tiny_policy.stop_ids and len(stops) == 1
+        else:
+            assert len(s.ids) == b
+
+
+def test_greedy_is_deterministic_and_matches_argmax(tiny_policy):
+    sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id)
+    ctx = _contexts(tiny_policy, 2)
+    p = SamplingParams(temperature=0.0, max_new_tokens=5)
+    a, b = sampler.generate(ctx, p), sampler.generate(ctx, p)
+    assert [s.ids for s in a] == [s.ids for s in b]
+    with torch.no_grad():
+        first = tiny_policy.model(torch.tensor([ctx[0]])).logits[0, -1].argmax().item()
+    assert a[0].ids[0] == first
+
+
+def test_top_p_keeps_only_the_nucleus(tiny_policy):
+    sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id, seed=3)
+    ctx = _contexts(tiny_policy, 1) * 64
+    samples = sampler.generate(ctx, SamplingParams(top_p=1e-6, max_new_tokens=1))
+    assert len({s.ids[0] for s in samples}) == 1  # only the most likely token survives
+
+
+def test_bad_sampling_params_are_named():
+    with pytest.raises(ValueError, match="top_p"):
+        SamplingParams(top_p=0.0)
+    with pytest.raises(ValueError, match="temperature"):
+        SamplingParams(temperature=-1)
