@@ -18,6 +18,11 @@ def test_yaml_then_overrides(tmp_path):
     assert cfg.rl.clip_high == 1.0 and isinstance(cfg.rl.clip_high, float)
 
 
+def test_exponent_floats_without_a_dot_are_floats():
+    # YAML 1.1 parses 1e-4 as the string "1e-4"
+    assert configlib.load(TrainConfig, None, ["rl.lr=1e-4"]).rl.lr == 1e-4
+
+
 @pytest.mark.parametrize("override,message", [
     (["rl.stepz=3"], "unknown config key 'rl.stepz'"),
     (["rl.steps=many"], "rl.steps: expected int, got str 'many'"),

@@ -75,6 +75,12 @@ def _coerce(key: str, value: Any, tp: Any) -> Any:
         raise ConfigError(f"{key}: expected true or false, got {value!r}")
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if tp is float and isinstance(value, str):
+        # YAML 1.1 reads `1e-4` (no dot) as a string; accept any float literal.
+        try:
+            return float(value)
+        except ValueError:
+            pass
     if tp in (int, float, str) and (not isinstance(value, tp) or isinstance(value, bool)):
         raise ConfigError(f"{key}: expected {tp.__name__}, got {type(value).__name__} {value!r}")
     return value
