@@ -1,6 +1,11 @@
 import pytest
+import torch
 
 from tracerl.policy.model import Policy, TinySpec, load_policy, write_tiny
+
+# The test models are tiny: one thread is as fast as two and never oversubscribes the
+# cores that the sandbox workers and subprocess tests share.
+torch.set_num_threads(1)
 
 SMALL = TinySpec(hidden_size=64, layers=2, heads=2, intermediate_size=128)
 

@@ -32,7 +32,7 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class SFTConfig:
-    demos: int = 12800
+    demos: int = 19200
     """Oracle demonstrations generated from the train split."""
     epochs: int = 1
     """Passes over the demonstrations."""
@@ -48,7 +48,7 @@ class SFTConfig:
 
 @dataclass(frozen=True)
 class RLConfig:
-    steps: int = 40
+    steps: int = 50
     """GRPO steps (one rollout batch and one update each)."""
     tasks_per_step: int = 8
     """Tasks per step; each gets group_size samples."""
