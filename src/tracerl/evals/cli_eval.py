@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 

@@ -48,25 +48,6 @@ def cosine_lr(step: int, total: int, peak: float, warmup_frac: float = 0.05) -> 
     return peak * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
-def length_bucketed(lengths: list[int], batch_size: int, rng: random.Random,
-                    window: int = 8) -> list[list[int]]:
-    """Shuffled batches of indices whose lengths are close, to waste little padding.
-
-    The order is shuffled, cut into windows of `window` batches, sorted by length inside
-    each window and cut into batches; the batches are shuffled again, so a step still
-    sees a random mix of tasks.
-    """
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    span = batch_size * window
-    batches = []
-    for w in range(0, len(order), span):
-        chunk = sorted(order[w:w + span], key=lambda i: lengths[i])
-        batches += [chunk[b:b + batch_size] for b in range(0, len(chunk), batch_size)]
-    rng.shuffle(batches)
-    return batches
-
-
 def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
             on_step: Callable[[SFTStepMetrics], None] | None = None) -> list[SFTStepMetrics]:
     """Train the policy on `demos` for `cfg.epochs`; returns per-step metrics."""
@@ -74,13 +55,18 @@ def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
     device = next(model.parameters()).device
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
     rng = random.Random(seed)
-    lengths = [len(d.token_ids()) for d in demos]
     steps_per_epoch = math.ceil(len(demos) / cfg.batch_size)
     total = steps_per_epoch * cfg.epochs
     history: list[SFTStepMetrics] = []
     model.train()
     for epoch in range(cfg.epochs):
-        for b, indices in enumerate(length_bucketed(lengths, cfg.batch_size, rng)):
+        # Plain shuffled batches: sorting by length would put the short tool-less
+        # demonstrations together and turn the tool/no-tool choice into alternating,
+        # one-sided updates.
+        order = list(range(len(demos)))
+        rng.shuffle(order)
+        for b in range(steps_per_epoch):
+            indices = order[b * cfg.batch_size:(b + 1) * cfg.batch_size]
             step = epoch * steps_per_epoch + b
             lr = cosine_lr(step, total, cfg.lr)
             for group in opt.param_groups:
