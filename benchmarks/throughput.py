@@ -22,7 +22,7 @@ import torch
 from tracerl.policy.model import load_policy, write_tiny
 from tracerl.policy.sampler import SamplingParams, TransformersSampler
 from tracerl.rollout.render import ChatRenderer
-from tracerl.rollout.runner import RolloutConfig, RolloutRunner
+from tracerl.rollout.runner import RolloutRunner
 from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
 from tracerl.train import configlib
@@ -44,9 +44,7 @@ def main() -> None:
     r = cfg.rl
     sampler = TransformersSampler(policy.model, policy.pad_id, seed=0)
     runner = RolloutRunner(sampler, ChatRenderer(policy.tokenizer), policy.stop_ids,
-                           family.make_env, family.reward,
-                           RolloutConfig(r.group_size, r.max_turns, r.max_turn_tokens,
-                                         r.max_response_tokens, r.temperature, r.top_p))
+                           family.make_env, family.reward, r.rollout())
     print(f"model: tiny {policy.num_parameters() / 1e6:.2f}M params, threads "
           f"{torch.get_num_threads()}, batch {r.tasks_per_step} tasks x G={r.group_size}")
     runner.run(family.tasks("train", 2, seed=99))  # warm-up

@@ -8,7 +8,7 @@ Models Trained on Code", with n = k samples), mean reward and tool-use statistic
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import yaml
 from tracerl.policy.model import load_policy
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
-from tracerl.rollout.runner import RolloutConfig, RolloutRunner
+from tracerl.rollout.runner import RolloutRunner
 from tracerl.train import configlib
 from tracerl.train.checkpoint import latest_checkpoint
 from tracerl.train.config import TrainConfig
@@ -75,12 +75,10 @@ def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: i
     cfg: TrainConfig = configlib.load(TrainConfig, None, overrides, base=base)
     policy = load_policy(model_dir, cfg.device)
     family = make_family(cfg)
-    r = cfg.rl
+    rollout = replace(cfg.rl.rollout(), group_size=k, temperature=temperature)
     runner = RolloutRunner(
         TransformersSampler(policy.model, policy.pad_id, seed=seed), ChatRenderer(policy.tokenizer),
-        policy.stop_ids, family.make_env, family.reward,
-        RolloutConfig(k, r.max_turns, r.max_turn_tokens, r.max_response_tokens, temperature,
-                      r.top_p))
+        policy.stop_ids, family.make_env, family.reward, rollout)
     groups = runner.run(family.tasks("heldout", tasks, seed=seed))
     trajs = [t for g in groups for t in g.trajectories]
     s = summarize(trajs)

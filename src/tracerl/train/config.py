@@ -8,6 +8,7 @@ from typing import Literal
 from tracerl.algorithms.kl import KLEstimator
 from tracerl.algorithms.losses import LossAgg
 from tracerl.policy.model import TinySpec
+from tracerl.rollout.runner import RolloutConfig
 
 Stage = Literal["sft", "rl"]
 
@@ -86,6 +87,12 @@ class RLConfig:
     """Optimiser steps per pass (the batch is split)."""
     grad_clip: float = 1.0
     """Max global gradient norm."""
+
+    def rollout(self, guard_penalty: bool = False) -> RolloutConfig:
+        """The runner's settings for these RL settings."""
+        return RolloutConfig(self.group_size, self.max_turns, self.max_turn_tokens,
+                             self.max_response_tokens, self.temperature, self.top_p,
+                             guard_penalty)
 
     def __post_init__(self) -> None:
         if self.group_size < 2:

@@ -24,7 +24,7 @@ from tracerl.guard.pipeline import Guard
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
-from tracerl.rollout.runner import RolloutConfig, RolloutRunner
+from tracerl.rollout.runner import RolloutRunner
 from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
 from tracerl.train import checkpoint as ckpt
@@ -86,12 +86,9 @@ class Trainer:
             (run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
         self.family = make_family(config)
         self.renderer = ChatRenderer(self.policy.tokenizer)
-        r = config.rl
         self.runner = RolloutRunner(
             self.sampler, self.renderer, self.policy.stop_ids, self.family.make_env,
-            self.family.reward,
-            RolloutConfig(r.group_size, r.max_turns, r.max_turn_tokens, r.max_response_tokens,
-                          r.temperature, r.top_p, config.guard.penalty))
+            self.family.reward, config.rl.rollout(config.guard.penalty))
         self.heldout = self.family.tasks("heldout", config.eval.tasks, seed=config.seed)
         self.log = MetricsLog(run_dir, config.log.tensorboard,
                               resume_step=self.state.rl_step if latest else None)
