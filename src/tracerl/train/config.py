@@ -33,7 +33,7 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class SFTConfig:
-    demos: int = 19200
+    demos: int = 25600
     """Oracle demonstrations generated from the train split."""
     epochs: int = 1
     """Passes over the demonstrations."""
@@ -49,7 +49,7 @@ class SFTConfig:
 
 @dataclass(frozen=True)
 class RLConfig:
-    steps: int = 50
+    steps: int = 60
     """GRPO steps (one rollout batch and one update each)."""
     tasks_per_step: int = 8
     """Tasks per step; each gets group_size samples."""
