@@ -7,7 +7,10 @@ Measured in one run, on the same model and contexts:
   3. update: GRPO policy-gradient update tokens/s on the rollout batch;
   4. tracing overhead: the same rollouts with every trajectory recorded as spans.
 
-    python benchmarks/throughput.py [--batches 3] [key=value ...]
+    python benchmarks/throughput.py [--batches 3] [--model RUN_DIR_OR_MODEL] [key=value ...]
+
+Without --model the policy is the freshly initialised tiny one, whose rollouts are
+random text; pass a trained run (e.g. runs/calc-tiny) to measure realistic episodes.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from tracerl.evals.checkpoint import resolve
 from tracerl.policy.model import load_policy, write_tiny
 from tracerl.policy.sampler import SamplingParams, TransformersSampler
 from tracerl.rollout.render import ChatRenderer
@@ -35,11 +39,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batches", type=int, default=3)
+    ap.add_argument("--model", help="a run directory (its latest checkpoint) or model directory")
     ap.add_argument("overrides", nargs="*")
     args = ap.parse_args()
     cfg: TrainConfig = configlib.load(TrainConfig, None, args.overrides)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     tmp = Path(tempfile.mkdtemp())
-    policy = load_policy(write_tiny(tmp / "tiny", cfg.tiny, cfg.seed))
+    if args.model:
+        policy = load_policy(resolve(Path(args.model))[0])
+    else:
+        policy = load_policy(write_tiny(tmp / "tiny", cfg.tiny, cfg.seed))
     family = make_family(cfg)
     r = cfg.rl
     sampler = TransformersSampler(policy.model, policy.pad_id, seed=0)
@@ -94,8 +104,28 @@ def main() -> None:
                                          guardrails=guardrail_records(t))
     trace_s = time.perf_counter() - t0
     tracer.close()
-    print(f"tracing: {trace_s / trajs * 1e3:.2f} ms per trajectory on the rollout path = "
+    print(f"tracing, inline: {trace_s / trajs * 1e3:.2f} ms per trajectory = "
           f"{100 * trace_s / seconds:.1f}% of rollout time")
+    _traced_rollouts(runner, family, r, args.batches, seconds, tmp)
+
+
+def _traced_rollouts(runner, family, r, batches: int, untraced_s: float, tmp: Path) -> None:
+    """The same rollout batches again, with every trajectory submitted to the tracer as
+    the trainer does (a background thread), end to end including the final flush."""
+    tracer = Tracer.for_run(tmp / "e2e")
+    t0 = time.perf_counter()
+    for b in range(batches):
+        groups = runner.run(family.tasks("train", r.tasks_per_step, seed=b))
+        for g in groups:
+            for t in g.trajectories:
+                tracer.submit(t, run="bench", step=b, model_name="tiny",
+                              guardrails=guardrail_records(t))
+    traced_s = time.perf_counter() - t0
+    tracer.close()
+    total_s = time.perf_counter() - t0
+    print(f"tracing, as trained (background): rollouts {traced_s:.2f} s traced vs "
+          f"{untraced_s:.2f} s untraced ({100 * (traced_s / untraced_s - 1):+.1f}%); "
+          f"with the final flush {100 * (total_s / untraced_s - 1):+.1f}%")
 
 
 def _hf_generate(policy, contexts: list[list[int]], max_new: int) -> tuple[int, float]:

@@ -13,6 +13,8 @@ enqueues them; serialisation and I/O happen on the processors' worker threads.
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,6 +61,8 @@ class Tracer:
             raise ValueError("Tracer needs a store path, an otlp_endpoint, or both")
         self.provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
         self.store_path = Path(store) if store is not None else None
+        self._queue: queue.Queue[Any] | None = None
+        self._worker: threading.Thread | None = None
         self.failures = 0
         """Trajectories that could not be recorded (counted and logged, never raised)."""
         if self.store_path is not None:
@@ -107,6 +111,36 @@ class Tracer:
             log.exception("could not trace trajectory of task %r", traj.task.id)
             return None
 
+    def submit(self, traj: Trajectory, **kwargs: Any) -> None:
+        """Record a trajectory on a background thread (same arguments as record_trajectory).
+
+        Span construction is pure Python; on a worker thread it overlaps the trainer's
+        torch work (which releases the GIL) instead of adding to the step time. `flush()`
+        and `close()` wait for everything submitted.
+        """
+        if self._queue is None:
+            self._queue = queue.Queue()
+            self._worker = threading.Thread(target=self._drain, name="tracerl-tracer",
+                                            daemon=True)
+            self._worker.start()
+        self._queue.put((traj, kwargs))
+
+    def _drain(self) -> None:
+        assert self._queue is not None
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                traj, kwargs = item
+                self.record_trajectory(traj, **kwargs)
+            finally:
+                self._queue.task_done()
+
+    def _wait_submitted(self) -> None:
+        if self._queue is not None:
+            self._queue.join()
+
     @contextmanager
     def span(self, name: str, kind: str = c.CHAIN,
              attributes: Mapping[str, Any] | None = None) -> Iterator[otel.Span]:
@@ -119,11 +153,16 @@ class Tracer:
             yield span
 
     def flush(self, timeout_millis: int = 30000) -> bool:
-        """Block until every span recorded so far has been exported."""
+        """Block until every span recorded or submitted so far has been exported."""
+        self._wait_submitted()
         return self.provider.force_flush(timeout_millis)
 
     def close(self) -> None:
         """Flush and release the exporters (the store file stays)."""
+        if self._queue is not None:
+            self._queue.put(None)
+            self._queue.join()
+            self._queue = None
         self.provider.shutdown()
 
     def __enter__(self) -> Tracer:

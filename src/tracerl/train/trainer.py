@@ -101,9 +101,8 @@ class Trainer:
             return
         run = self.cfg.name if phase == "train" else f"{self.cfg.name}:{phase}"
         for t in trajectories:
-            self.tracer.record_trajectory(t, run=run, step=self.state.rl_step,
-                                          model_name=self.policy.name,
-                                          guardrails=guardrail_records(t))
+            self.tracer.submit(t, run=run, step=self.state.rl_step,
+                               model_name=self.policy.name, guardrails=guardrail_records(t))
 
     def _load_policy(self, latest: Path | None) -> Policy:
         device = self.cfg.device
