@@ -67,11 +67,25 @@ class CalibrationReport:
     """spearman >= the threshold: use turn-level credit; else fall back."""
 
 
-def sample_states(trajectories: list[Trajectory], n: int,
-                  rng: random.Random) -> list[tuple[Trajectory, int]]:
-    """Up to `n` distinct (trajectory, turn) states, uniformly over all turns."""
+def sample_states(trajectories: list[Trajectory], n: int, rng: random.Random,
+                  evaluator: StepEvaluator | None = None) -> list[tuple[Trajectory, int]]:
+    """Up to `n` distinct (trajectory, turn) states.
+
+    With `evaluator`, the states are balanced between its two verdicts (score > 0.5 or
+    not), drawn from a pool of 4n random candidates: a good policy rarely makes the
+    bad moves an evaluator must recognise, and uniform sampling would then measure
+    the evaluator on a constant (Spearman 0) instead of on its discrimination.
+    """
     pool = [(t, k) for t in trajectories for k in range(len(t.turns))]
-    return rng.sample(pool, min(n, len(pool)))
+    if evaluator is None:
+        return rng.sample(pool, min(n, len(pool)))
+    candidates = rng.sample(pool, min(4 * n, len(pool)))
+    scored = [(s, state) for state in candidates
+              if (s := evaluator(*state)) is not None]
+    good = [state for s, state in scored if s > 0.5]
+    bad = [state for s, state in scored if s <= 0.5]
+    take_bad = min(len(bad), max(n // 2, n - len(good)))
+    return bad[:take_bad] + good[: n - take_bad]
 
 
 def calibrate(evaluator: StepEvaluator, reference: MonteCarloEvaluator,

@@ -35,8 +35,8 @@ class TaskConfig:
     """maze: longest start-to-goal distance (set rl.max_turns >= this + maze_slack)."""
     maze_slack: int = 2
     """maze: moves allowed beyond the distance before the episode is truncated."""
-    maze_detour_prob: float = 0.3
-    """maze: fraction of demonstrations with one wasted step out and back."""
+    maze_detour_prob: float = 0.1
+    """maze: chance per demonstration step of a wasted step out and back (imperfect SFT)."""
 
 
 @dataclass(frozen=True)

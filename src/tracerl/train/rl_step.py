@@ -97,7 +97,7 @@ class RLStep:
         every = credit.recalibrate_every
         if self.calibration is None or (every and step % every == 0):
             rng = random.Random(f"calibrate/{self.cfg.seed}/{step}")
-            states = sample_states(trajs, credit.calibration_states, rng)
+            states = sample_states(trajs, credit.calibration_states, rng, self.evaluator)
             self.calibration = calibrate(self.evaluator, self.reference, states,
                                          credit.min_spearman)
         return self.evaluator if self.calibration.trusted else None
