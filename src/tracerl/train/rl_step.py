@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 TURN_ESTIMATORS = frozenset({"mt_grpo", "turn_gae", "gigpo"})
 
 
-def make_evaluator(cfg: CreditConfig, family: TaskFamily,
+def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
                    runner: RolloutRunner) -> StepEvaluator | None:
     """The configured step evaluator (None for credit.evaluator=none)."""
     if cfg.evaluator == "none":
@@ -59,7 +59,8 @@ def make_evaluator(cfg: CreditConfig, family: TaskFamily,
     if cfg.evaluator == "subgoal":
         check = getattr(family, "subgoal", None)
         if check is None:
-            raise ValueError(f"credit.evaluator=subgoal: task family {family.name!r} has no "
+            name = getattr(family, "name", None)
+            raise ValueError(f"credit.evaluator=subgoal: task family {name!r} has no "
                              "subgoal(trajectory, turn_index) check")
         return SubgoalEvaluator(check)
     builders = {
@@ -71,7 +72,7 @@ def make_evaluator(cfg: CreditConfig, family: TaskFamily,
 
 
 class RLStep:
-    def __init__(self, policy: Policy, config: TrainConfig, family: TaskFamily,
+    def __init__(self, policy: Policy, config: TrainConfig, family: TaskFamily | None,
                  runner: RolloutRunner, ref_model: torch.nn.Module | None = None) -> None:
         self.policy = policy
         self.cfg = config
