@@ -127,6 +127,9 @@ class RLConfig:
     """gae / turn_gae: value clipping range around the rollout-time values (null = off)."""
     critic_warmup: int = 0
     """gae / turn_gae: first steps that train only the critic (the policy waits)."""
+    stop_at_success: float = 0.0
+    """Stop RL at the first periodic held-out evaluation (eval.every) reaching this
+    success (0 = never; benchmarks measure steps-to-target with it)."""
 
     def __post_init__(self) -> None:
         if self.dual_clip is not None and (self.dual_clip <= 1.0 or self.policy_loss != "ppo"):

@@ -186,7 +186,9 @@ class Trainer:
                                  f"{values['success']:.2f} (held-out before {before:.2f})")
             every = self.cfg.eval.every
             if every and self.state.rl_step % every == 0 and self.state.rl_step < cfg.steps:
-                self._evaluate()
+                reached = self._evaluate().success
+                if cfg.stop_at_success and reached >= cfg.stop_at_success:
+                    break
             if self.state.rl_step % self.cfg.log.checkpoint_every == 0:
                 self._checkpoint(optimizer)
         self._evaluate(final=True)
