@@ -16,7 +16,6 @@ Pairs come from either
 from __future__ import annotations
 
 import copy
-import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
@@ -26,6 +25,7 @@ import torch
 
 from tracerl.algorithms.losses import dpo_loss
 from tracerl.envs.family import TaskFamily
+from tracerl.evals.items import json_lines
 from tracerl.policy.model import STOP_TOKENS, Policy
 from tracerl.rollout.demos import trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
@@ -73,14 +73,7 @@ def _split(where: str, prompt: list[Message], conversation: list[Message]) -> li
 def pairs_from_jsonl(path: str | Path, renderer: ChatRenderer) -> list[Pair]:
     """Preference pairs from a JSONL file (format in the module docstring)."""
     pairs = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{where}: invalid JSON ({e.msg})") from e
+    for where, row in json_lines(path):
         if not isinstance(row, dict) or "chosen" not in row or "rejected" not in row:
             raise ValueError(f"{where}: expected an object with 'chosen' and 'rejected'")
         chosen = _messages(f"{where} chosen", row["chosen"])
@@ -93,7 +86,7 @@ def pairs_from_jsonl(path: str | Path, renderer: ChatRenderer) -> list[Pair]:
             prompt = chosen[:first]
         if not prompt:
             raise ValueError(f"{where}: no prompt messages before the first assistant message")
-        task = Task(id=f"pref-{n}", messages=tuple(prompt))
+        task = Task(id=f"pref-{where}", messages=tuple(prompt))
         pairs.append(tuple(  # type: ignore[arg-type]
             trajectory_from_messages(renderer, task, prompt,
                                      _split(f"{where} {side}", prompt, conv), STOP_TOKENS)
