@@ -3,10 +3,12 @@
 import json
 
 import pytest
+import torch
 
 from tracerl.train import configlib
 from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import ConfigError
+from tracerl.train.rl_step import RLStep
 from tracerl.train.trainer import Trainer
 
 TINY = ["tiny.hidden_size=32", "tiny.heads=2", "tiny.layers=1", "tiny.intermediate_size=64",
@@ -67,3 +69,20 @@ def test_turn_level_credit_on_maze_runs_calibration_and_falls_back(tmp_path):
             .splitlines()]
     rl = [r for r in rows if r["stage"] == "rl"]
     assert rl and rl[0]["calib_trusted"] == 0.0
+
+
+def test_the_critic_is_checkpointed_and_restored(tmp_path):
+    cfg = configlib.load(TrainConfig, None, TINY + [
+        "stages=[rl]", "task.calls=1", "rl.advantage=gae", "rl.steps=2",
+        "log.checkpoint_every=1"])
+    trainer = Trainer(cfg, tmp_path / "run")
+    trainer.run()
+    checkpoint = tmp_path / "run" / "checkpoints" / "stage0-step000002"
+    assert (checkpoint / "critic.pt").is_file()
+    with torch.no_grad():
+        trainer.rl.critic.head.bias.fill_(0.5)
+    trainer.rl.save(checkpoint)
+    fresh = RLStep(trainer.policy, cfg, trainer.family, trainer.runner)
+    assert fresh.critic.head.bias.item() == 0.0
+    fresh.load(checkpoint)
+    assert fresh.critic.head.bias.item() == 0.5

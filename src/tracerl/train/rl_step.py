@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -49,6 +50,7 @@ from tracerl.types import Group, Trajectory
 
 log = logging.getLogger(__name__)
 TURN_ESTIMATORS = frozenset({"mt_grpo", "turn_gae", "gigpo"})
+CRITIC_FILE = "critic.pt"
 
 
 def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
@@ -89,6 +91,21 @@ class RLStep:
             self.critic = ValueModel(policy.model).to(device)
             self.critic_opt = torch.optim.AdamW(self.critic.parameters(), lr=config.rl.critic_lr,
                                                 weight_decay=0.0)
+
+    # -- checkpoints -------------------------------------------------------------------
+    def save(self, checkpoint_dir: Path) -> None:
+        """Write the critic and its optimizer beside a policy checkpoint (if any)."""
+        if self.critic is not None and self.critic_opt is not None:
+            torch.save({"critic": self.critic.state_dict(),
+                        "optimizer": self.critic_opt.state_dict()}, checkpoint_dir / CRITIC_FILE)
+
+    def load(self, checkpoint_dir: Path) -> None:
+        """Restore the critic on resume (a missing file leaves the fresh critic)."""
+        path = checkpoint_dir / CRITIC_FILE
+        if self.critic is not None and self.critic_opt is not None and path.is_file():
+            state = torch.load(path, weights_only=True)
+            self.critic.load_state_dict(state["critic"])
+            self.critic_opt.load_state_dict(state["optimizer"])
 
     # -- turn-level signal -------------------------------------------------------------
     def _trusted_evaluator(self, trajs: list[Trajectory], step: int) -> StepEvaluator | None:

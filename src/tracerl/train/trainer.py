@@ -116,8 +116,11 @@ class Trainer:
         return load_policy(self.cfg.model, device)
 
     def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> None:
-        ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
-                             ckpt.rng_state(self.sampler.generator))
+        path = ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
+                                    ckpt.rng_state(self.sampler.generator))
+        rl = getattr(self, "rl", None)
+        if rl is not None:
+            rl.save(path)
 
     def run(self) -> Summary:
         started = time.time()
@@ -171,6 +174,9 @@ class Trainer:
             self._checkpoint(None)  # the pre-RL weights: the KL reference on resume
         ref = self._reference() if cfg.kl_coef > 0 else None
         self.rl = RLStep(self.policy, self.cfg, self.family, self.runner, ref)
+        latest = ckpt.latest_checkpoint(self.run_dir)
+        if self.state.rl_step > 0 and latest is not None:
+            self.rl.load(latest)
         optimizer = torch.optim.AdamW(self.policy.model.parameters(), lr=cfg.lr, weight_decay=0.0)
         if self.optimizer_state is not None:
             optimizer.load_state_dict(self.optimizer_state)
