@@ -3,8 +3,9 @@
 Task: `maze` (8-9 move tool calls per episode, a move budget of distance + 2, so two
 wasted moves fail the episode). One SFT checkpoint (oracle demonstrations with
 detours, so the cold start wanders) is shared by every run; from it, each method runs
-RL with the same rollout budget per step, and a held-out evaluation (greedy, `--eval-
-tasks` tasks) every `--eval-every` steps stops the run once success reaches
+RL with the same rollout budget per step, and a held-out evaluation (sampled at
+temperature 1, the policy being trained; greedy decoding already avoids the detours)
+on `--eval-tasks` tasks every `--eval-every` steps stops the run once success reaches
 `--target`. Reported: the first step at which held-out success >= target (or "not
 reached" within `--max-steps`), per seed, and wall time.
 
@@ -34,12 +35,13 @@ COMMON = ["task.family=maze", "task.maze_min_moves=8", "task.maze_max_moves=9",
           "tiny.hidden_size=64", "tiny.heads=2", "tiny.intermediate_size=192",
           "tiny.layers=2", "tiny.max_positions=600", "rl.max_turns=11",
           "rl.max_turn_tokens=24", "rl.max_response_tokens=500", "log.progress=false",
-          "log.tensorboard=false", "trace.enabled=false", "eval.temperature=0.0"]
+          "log.tensorboard=false", "trace.enabled=false", "eval.temperature=1.0"]
 SFT = ["stages=[sft]", "sft.demos=9600", "sft.epochs=1", "sft.batch_size=16", "sft.lr=0.001"]
 METHODS = {
     "trajectory": ["rl.advantage=grpo"],
-    "turn": ["rl.advantage=mt_grpo", "credit.evaluator=subgoal", "rl.turn_weight=1.0"],
-    "ppo": ["rl.advantage=gae", "rl.critic_warmup=1", "rl.lam=0.95"],
+    "turn": ["rl.advantage=mt_grpo", "credit.evaluator=subgoal", "rl.turn_weight=1.0",
+             "credit.calibration_states=24", "credit.calibration_samples=8"],
+    "ppo": ["rl.advantage=gae", "rl.critic_warmup=2", "rl.lam=1.0"],
 }
 
 
@@ -67,19 +69,43 @@ def run_method(out: Path, sft_dir: Path, method: str, seed: int, args) -> dict:
             "wall_s": round(time.time() - t0, 1)}
 
 
+def plot(results: list[dict], target: float, path: Path) -> None:
+    """Held-out success against RL step, one line per run, a colour per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    colours = {"trajectory": "tab:gray", "turn": "tab:blue", "ppo": "tab:orange"}
+    for r in results:
+        steps, success = zip(*r["evals"], strict=True)
+        label = r["method"] if r["seed"] == results[0]["seed"] else None
+        ax.plot(steps, success, marker="o", ms=3, color=colours.get(r["method"]), label=label,
+                alpha=0.8)
+    ax.axhline(target, ls="--", lw=1, color="black")
+    ax.set_xlabel("RL step")
+    ax.set_ylabel("held-out success (T=1)")
+    ax.set_title("maze (8-9 moves): trajectory vs turn-level credit vs PPO")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default="runs/bench-credit")
     p.add_argument("--sft-dir", default="")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--methods", nargs="+", default=list(METHODS))
-    p.add_argument("--max-steps", type=int, default=16)
+    p.add_argument("--max-steps", type=int, default=24)
     p.add_argument("--tasks", type=int, default=6)
     p.add_argument("--group", type=int, default=6)
-    p.add_argument("--lr", type=float, default=2e-4)
-    p.add_argument("--eval-tasks", type=int, default=40)
-    p.add_argument("--eval-every", type=int, default=2)
-    p.add_argument("--target", type=float, default=0.6)
+    p.add_argument("--lr", type=float, default=5e-4)
+    p.add_argument("--eval-tasks", type=int, default=64)
+    p.add_argument("--eval-every", type=int, default=3)
+    p.add_argument("--target", type=float, default=0.9)
+    p.add_argument("--plot", default="docs/credit_benchmark.png")
     args = p.parse_args()
     out = Path(args.out)
     sft_dir = Path(args.sft_dir) if args.sft_dir else train_sft(out, 0)
@@ -98,6 +124,8 @@ def main() -> None:
         shown = " ".join(str(s) if s is not None else f">{args.max_steps}" for s in steps)
         print(f"{method:<11} {shown:<45} {mean:>5}  {sum(r['wall_s'] for r in rows):7.0f}")
     (out / "results.json").write_text(json.dumps(results, indent=2))
+    if args.plot:
+        plot(results, args.target, Path(args.plot))
 
 
 if __name__ == "__main__":

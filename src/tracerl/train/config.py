@@ -117,8 +117,9 @@ class RLConfig:
     """Extra rollout rounds dynamic sampling may spend refilling one step's batch."""
     gamma: float = 1.0
     """Discount for reinforce_pp, gae and turn_gae (per action token; per turn for turn_gae)."""
-    lam: float = 0.95
-    """GAE lambda (gae, and the turn level of turn_gae)."""
+    lam: float = 1.0
+    """GAE lambda (gae per action token, turn_gae per turn); below 1 the outcome's credit
+    decays per token, which over hundreds of tokens starves the early turns."""
     turn_weight: float = 1.0
     """mt_grpo / gigpo: weight of the turn-level term added to the episode advantage."""
     critic_lr: float = 1e-3
