@@ -51,3 +51,82 @@ def broadcast_to_tokens(advantages: torch.Tensor, mask: torch.Tensor) -> torch.T
         (B, T) token advantages, 0 off the mask.
     """
     return advantages[:, None] * mask.to(advantages.dtype)  # (B, T)
+
+
+def rloo_advantages(rewards: torch.Tensor) -> torch.Tensor:
+    """REINFORCE leave-one-out (Kool et al. 2019; Ahmadian et al. 2024, "Back to Basics").
+
+    A_i = r_i - mean_{j != i}(r_j): each sample's baseline is the mean of the others, so
+    it is independent of the sample and the estimate stays unbiased. Equals
+    G/(G-1) * (r_i - mean(r)). A group with a single judged sample gets 0.
+
+    Args:
+        rewards: (num_groups, G), NaN where the reward could not be judged.
+    Returns:
+        (num_groups, G) advantages, 0 where the reward is NaN.
+    """
+    valid = ~torch.isnan(rewards)  # (N, G)
+    filled = torch.where(valid, rewards, torch.zeros_like(rewards))  # (N, G)
+    count = valid.sum(1, keepdim=True)  # (N, 1)
+    others = (filled.sum(1, keepdim=True) - filled) / (count - 1).clamp(min=1)  # (N, G)
+    usable = valid & (count > 1)  # (N, G)
+    return torch.where(usable, filled - others, torch.zeros_like(rewards))
+
+
+def discounted_returns(token_rewards: torch.Tensor, mask: torch.Tensor,
+                       gamma: float = 1.0) -> torch.Tensor:
+    """G_t = sum_{s >= t} gamma^(s - t) r_s over action tokens only.
+
+    Observation tokens (mask 0) are not time steps: they neither discount nor carry
+    reward, so a multi-turn trajectory discounts per sampled token.
+
+    Args:
+        token_rewards, mask: (B, T).
+    Returns:
+        (B, T) returns, 0 off the mask.
+    """
+    m = mask.to(token_rewards.dtype)
+    out = torch.zeros_like(token_rewards)  # (B, T)
+    running = torch.zeros_like(token_rewards[:, 0])  # (B,)
+    for t in range(token_rewards.shape[1] - 1, -1, -1):
+        step = token_rewards[:, t] + gamma * running  # (B,)
+        running = m[:, t] * step + (1 - m[:, t]) * running
+        out[:, t] = running * m[:, t]
+    return out
+
+
+def masked_whiten(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """(x - mean) / (std + eps) with mean and population std over masked entries."""
+    m = mask.to(x.dtype)
+    n = m.sum().clamp(min=1.0)
+    mean = (x * m).sum() / n
+    std = (((x - mean) * m).pow(2).sum() / n).sqrt()
+    return (x - mean) / (std + eps) * m
+
+
+def reinforce_pp_advantages(token_rewards: torch.Tensor, mask: torch.Tensor,
+                            gamma: float = 1.0) -> torch.Tensor:
+    """REINFORCE++ (Hu 2025, "REINFORCE++: a simple and efficient approach").
+
+    Token returns (outcome at the last action token, optionally minus a per-token KL
+    penalty placed in the reward) whitened over every action token of the *batch*
+    (global normalisation instead of per-group). For the "-baseline" variant, subtract
+    the group mean from the outcome before building `token_rewards`.
+
+    Args:
+        token_rewards, mask: (B, T).
+    Returns:
+        (B, T) advantages, 0 off the mask.
+    """
+    return masked_whiten(discounted_returns(token_rewards, mask, gamma), mask)
+
+
+def outcome_token_rewards(outcomes: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Place each trajectory's outcome on its last action token; (B,), (B, T) -> (B, T)."""
+    m = mask.to(outcomes.dtype)
+    positions = torch.arange(m.shape[1], dtype=outcomes.dtype)  # (T,)
+    last = (m * (positions + 1)).argmax(dim=1)  # (B,) index of the last action token
+    out = torch.zeros_like(m)  # (B, T)
+    has = m.sum(1) > 0  # (B,)
+    out[torch.arange(m.shape[0])[has], last[has]] = outcomes[has]
+    return out

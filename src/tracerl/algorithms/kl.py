@@ -29,3 +29,13 @@ def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor,
         log_r = log_r.clamp(-20.0, 20.0)
         return torch.exp(log_r) - 1.0 - log_r
     raise ValueError(f"unknown KL estimator {estimator!r}; expected k1, k2 or k3")
+
+
+def kl_in_reward(token_rewards: torch.Tensor, kl: torch.Tensor, coef: float,
+                 mask: torch.Tensor) -> torch.Tensor:
+    """Place the KL penalty in the reward (as InstructGPT/PPO-RLHF and REINFORCE++ do).
+
+    r'_t = r_t - coef * KL_t on action tokens; the penalty then flows through the
+    returns (and the critic) instead of being a separate loss term. Shapes: (B, T).
+    """
+    return token_rewards - coef * kl.detach() * mask.to(kl.dtype)

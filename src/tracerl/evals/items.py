@@ -79,18 +79,23 @@ def item_from_record(record: Mapping[str, Any], where: str) -> EvalItem:
     return EvalItem(item_id, trajectory_from_messages(messages, item_id), reference)
 
 
-def read_jsonl(path: str | Path) -> Iterator[EvalItem]:
-    """Items of a JSONL file of OpenAI-format conversations (blank lines skipped)."""
+def json_lines(path: str | Path) -> Iterator[tuple[str, Any]]:
+    """(where, record) for each non-blank line of a JSONL file; where = "path:line"."""
     with Path(path).open(encoding="utf-8") as f:
         for n, line in enumerate(f, start=1):
             if not line.strip():
                 continue
             where = f"{path}:{n}"
             try:
-                record = json.loads(line)
+                yield where, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{where}: not JSON: {exc.msg}") from exc
-            yield item_from_record(record, where)
+
+
+def read_jsonl(path: str | Path) -> Iterator[EvalItem]:
+    """Items of a JSONL file of OpenAI-format conversations (blank lines skipped)."""
+    for where, record in json_lines(path):
+        yield item_from_record(record, where)
 
 
 def read_trace_store(path: str | Path, run: str | None = None) -> Iterator[EvalItem]:

@@ -14,6 +14,7 @@ Token accounting per trajectory (token-in, token-out):
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -39,6 +40,23 @@ class RolloutConfig:
     top_p: float = 1.0
     guard_penalty: bool = False
     """Subtract the guard's penalties (blocked or flagged calls) from the outcome reward."""
+
+
+class ReplayMismatchError(RuntimeError):
+    """Replaying a prefix's actions in a fresh env did not reproduce its observations."""
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """The state after the first `turns` turns of `trajectory` (a branch point)."""
+
+    trajectory: Trajectory
+    turns: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.turns <= len(self.trajectory.turns):
+            raise ValueError(f"Prefix.turns must be in 0..{len(self.trajectory.turns)}, "
+                             f"got {self.turns}")
 
 
 @dataclass
@@ -92,6 +110,27 @@ class RolloutRunner:
             self._start(task, g, s, policy_version)
             for g, task in enumerate(tasks) for s in range(self.config.group_size)
         ))
+        return await self._drive(episodes, tasks)
+
+    def run_from(self, prefixes: list[Prefix], samples: int,
+                 policy_version: int = 0) -> list[Group]:
+        """Synchronous entry point of `arun_from`."""
+        return asyncio.run(self.arun_from(prefixes, samples, policy_version))
+
+    async def arun_from(self, prefixes: list[Prefix], samples: int,
+                        policy_version: int = 0) -> list[Group]:
+        """Branch `samples` continuations from each prefix (Monte Carlo from a mid-episode
+        state, as VinePPO does). Group g holds the continuations of prefixes[g]; each
+        continuation is a whole trajectory (the prefix's turns, then new ones), so the
+        outcome Reward judges it exactly like a fresh rollout."""
+        self.stats = RolloutStats()
+        episodes = await asyncio.gather(*(
+            self._start_from(p, g, s, policy_version)
+            for g, p in enumerate(prefixes) for s in range(samples)
+        ))
+        return await self._drive(episodes, [p.trajectory.task for p in prefixes])
+
+    async def _drive(self, episodes: list[_Episode], tasks: list[Task]) -> list[Group]:
         while any(ep.live for ep in episodes):
             await self._advance([ep for ep in episodes if ep.live])
         await asyncio.gather(*(self._finish(ep) for ep in episodes))
@@ -101,6 +140,40 @@ class RolloutRunner:
             members = [ep.trajectory for ep in episodes if ep.trajectory.group_index == g]
             groups.append(Group(task=task, trajectories=members))
         return groups
+
+    async def _start_from(self, prefix: Prefix, group: int, sample: int,
+                          version: int) -> _Episode:
+        """A fresh env replayed through the prefix's actions; the context is the prefix's
+        recorded token ids (token-in, token-out: nothing is re-tokenised). An env whose
+        replay answers differently from the recording cannot reproduce the state, so the
+        branch is an infrastructure error (contained), not a silent wrong estimate."""
+        src = prefix.trajectory
+        turns = src.turns[: prefix.turns]
+        ep = await self._start(src.task, group, sample, version)
+        ep.trajectory.prompt_ids = list(src.prompt_ids)
+        ep.context = list(src.prompt_ids)
+        try:
+            for turn in turns:
+                result = await ep.env.step(turn.action_text)
+                if [m.content for m in result.observations] != [
+                        m.content for m in turn.observations]:
+                    raise ReplayMismatchError(
+                        f"task {src.task.id}: replaying turn {len(ep.trajectory.turns)} gave "
+                        "different observations than recorded (env not deterministic?)")
+                ep.trajectory.turns.append(copy.copy(turn))
+                ep.context.extend(turn.action_ids + turn.observation_ids)
+                ep.messages.append(assistant_message(turn))
+                ep.messages.extend(turn.observations)
+                if result.terminated or result.truncated:
+                    ep.live = False
+                    ep.trajectory.status = Status.DONE if result.terminated else Status.TRUNCATED
+        except Exception as e:  # contained like any env failure
+            self._fail(ep, f"replay of prefix failed: {type(e).__name__}: {e}",
+                       traceback.format_exc())
+        if len(ep.trajectory.turns) >= self.config.max_turns and ep.live:
+            ep.live = False
+            ep.trajectory.status = Status.TRUNCATED
+        return ep
 
     async def _start(self, task: Task, group: int, sample: int, version: int) -> _Episode:
         env = self.env_factory()

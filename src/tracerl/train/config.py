@@ -10,13 +10,17 @@ from tracerl.algorithms.losses import LossAgg
 from tracerl.policy.model import TinySpec
 from tracerl.rollout.runner import RolloutConfig
 
-Stage = Literal["sft", "rl"]
+Stage = Literal["sft", "dpo", "rl"]
+Advantage = Literal["grpo", "dr_grpo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "gae",
+                    "turn_gae", "mt_grpo", "gigpo"]
+PolicyLoss = Literal["ppo", "gspo", "cispo"]
 
 
 @dataclass(frozen=True)
 class TaskConfig:
-    family: Literal["calc", "code"] = "calc"
-    """Task family: calc (calculator tool) or code (sandboxed Python, hidden tests)."""
+    family: Literal["calc", "code", "maze"] = "calc"
+    """Task family: calc (calculator tool), code (sandboxed Python, hidden tests) or maze
+    (long-horizon grid walk, 8-20 tool calls)."""
     calls: int = 1
     """calc: calculator calls each problem needs (1 to 6)."""
     skip_tool_prob: float = 0.5
@@ -29,6 +33,16 @@ class TaskConfig:
     """code: a local JSONL file of problems ('' = the built-in problems)."""
     dataset_format: Literal["tracerl", "humaneval", "mbpp"] = "tracerl"
     """code: the shape of `path` (tracerl, humaneval or mbpp)."""
+    maze_size: int = 10
+    """maze: grid side (coordinates 0..size-1)."""
+    maze_min_moves: int = 8
+    """maze: shortest start-to-goal distance of a task."""
+    maze_max_moves: int = 12
+    """maze: longest start-to-goal distance (set rl.max_turns >= this + maze_slack)."""
+    maze_slack: int = 2
+    """maze: moves allowed beyond the distance before the episode is truncated."""
+    maze_detour_prob: float = 0.1
+    """maze: chance per demonstration step of a wasted step out and back (imperfect SFT)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,42 @@ class RLConfig:
     """Optimiser steps per pass (the batch is split)."""
     grad_clip: float = 1.0
     """Max global gradient norm."""
+    advantage: Advantage = "grpo"
+    """Advantage estimator: grpo, dr_grpo, rloo, reinforce_pp, reinforce_pp_baseline, gae
+    (critic), turn_gae (bi-level GAE with step-evaluator turn rewards), mt_grpo or gigpo
+    (turn-level credit in group advantages)."""
+    policy_loss: PolicyLoss = "ppo"
+    """Policy loss: ppo (clipped), gspo (sequence ratio; use clip ~3e-4/4e-4) or cispo."""
+    dual_clip: float | None = None
+    """ppo dual-clip constant c > 1 bounding negative-advantage losses (null = off)."""
+    tis_cap: float = 0.0
+    """Truncated importance sampling cap for sampler/trainer mismatch (0 = off; e.g. 2)."""
+    kl_placement: Literal["loss", "reward"] = "loss"
+    """Where kl_coef applies: a loss term, or a per-token penalty in the reward."""
+    overlong_max: int = 0
+    """DAPO overlong shaping: response length where the penalty reaches -1 (0 = off)."""
+    overlong_cache: int = 64
+    """DAPO overlong shaping: the penalty ramps over this many tokens before overlong_max."""
+    dynamic_sampling: bool = False
+    """DAPO dynamic sampling: drop zero-variance groups and sample more tasks to refill."""
+    dynamic_sampling_rounds: int = 4
+    """Extra rollout rounds dynamic sampling may spend refilling one step's batch."""
+    gamma: float = 1.0
+    """Discount for reinforce_pp, gae and turn_gae (per action token; per turn for turn_gae)."""
+    lam: float = 1.0
+    """GAE lambda (gae per action token, turn_gae per turn); below 1 the outcome's credit
+    decays per token, which over hundreds of tokens starves the early turns."""
+    turn_weight: float = 1.0
+    """mt_grpo / gigpo: weight of the turn-level term added to the episode advantage."""
+    critic_lr: float = 1e-3
+    """gae / turn_gae: learning rate of the critic (a value head on a copy of the policy)."""
+    value_clip: float | None = 0.2
+    """gae / turn_gae: value clipping range around the rollout-time values (null = off)."""
+    critic_warmup: int = 0
+    """gae / turn_gae: first steps that train only the critic (the policy waits)."""
+    stop_at_success: float = 0.0
+    """Stop RL at the first periodic held-out evaluation (eval.every) reaching this
+    success (0 = never; benchmarks measure steps-to-target with it)."""
 
     def rollout(self, guard_penalty: bool = False) -> RolloutConfig:
         """The runner's settings for these RL settings."""
@@ -95,11 +145,68 @@ class RLConfig:
                              guard_penalty)
 
     def __post_init__(self) -> None:
+        if self.dual_clip is not None and (self.dual_clip <= 1.0 or self.policy_loss != "ppo"):
+            raise ValueError("rl.dual_clip must be > 1 and needs rl.policy_loss=ppo")
+        if self.tis_cap < 0 or self.overlong_max < 0 or self.critic_warmup < 0:
+            raise ValueError("rl.tis_cap, rl.overlong_max and rl.critic_warmup must be >= 0")
+        if self.overlong_max and not 0 < self.overlong_cache <= self.overlong_max:
+            raise ValueError("rl.overlong_cache must be in (0, rl.overlong_max]")
         if self.group_size < 2:
             raise ValueError(
                 f"rl.group_size must be >= 2 for a group baseline, got {self.group_size}")
         if self.steps < 0 or self.tasks_per_step < 1:
             raise ValueError("rl.steps must be >= 0 and rl.tasks_per_step >= 1")
+
+
+@dataclass(frozen=True)
+class CreditConfig:
+    evaluator: Literal["none", "subgoal", "tool_validity", "judge", "monte_carlo"] = "none"
+    """Step evaluator giving turn rewards to mt_grpo and turn_gae (subgoal: the family's check)."""
+    calibrate: bool = True
+    """Measure the evaluator against Monte Carlo branches before trusting it."""
+    calibration_states: int = 16
+    """States (trajectory, turn) sampled from a step's rollouts for calibration."""
+    calibration_samples: int = 4
+    """Branched rollouts per state side (before and after the turn)."""
+    min_spearman: float = 0.3
+    """Below this Spearman correlation: warn and fall back to trajectory-level credit."""
+    recalibrate_every: int = 0
+    """Calibrate again every N RL steps (0 = once, at the first step)."""
+    judge_url: str = ""
+    """judge: OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1."""
+    judge_model: str = ""
+    """judge: model name sent to the endpoint."""
+
+    def __post_init__(self) -> None:
+        if self.evaluator == "judge" and not (self.judge_url and self.judge_model):
+            raise ValueError("credit.evaluator=judge needs credit.judge_url and credit.judge_model")
+        if self.calibration_states < 2 or self.calibration_samples < 1:
+            raise ValueError("credit.calibration_states must be >= 2, calibration_samples >= 1")
+
+
+@dataclass(frozen=True)
+class DPOConfig:
+    pairs_from: str = "rollouts"
+    """'rollouts' (rank sampled trajectories of one task by reward) or a JSONL path of
+    {"prompt"?, "chosen", "rejected"} OpenAI-format conversations."""
+    tasks: int = 64
+    """rollouts: train tasks sampled for preference pairs."""
+    group_size: int = 4
+    """rollouts: samples per task; the best and worst (by reward) form a pair."""
+    beta: float = 0.1
+    """DPO temperature (strength of the implicit KL to the frozen reference)."""
+    lr: float = 2e-4
+    """Learning rate (AdamW, constant)."""
+    epochs: int = 2
+    """Passes over the pairs."""
+    batch_size: int = 8
+    """Pairs per optimiser step."""
+
+    def __post_init__(self) -> None:
+        if self.group_size < 2 or self.tasks < 1 or self.epochs < 1 or self.batch_size < 1:
+            raise ValueError("dpo.group_size must be >= 2; dpo.tasks, epochs, batch_size >= 1")
+        if self.beta <= 0:
+            raise ValueError(f"dpo.beta must be > 0, got {self.beta}")
 
 
 @dataclass(frozen=True)
@@ -160,6 +267,8 @@ class TrainConfig:
     task: TaskConfig = field(default_factory=TaskConfig)
     sft: SFTConfig = field(default_factory=SFTConfig)
     rl: RLConfig = field(default_factory=RLConfig)
+    credit: CreditConfig = field(default_factory=CreditConfig)
+    dpo: DPOConfig = field(default_factory=DPOConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     log: LogConfig = field(default_factory=LogConfig)
     trace: TraceConfig = field(default_factory=TraceConfig)
@@ -167,6 +276,8 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if not self.stages:
-            raise ValueError("stages must name at least one of sft, rl")
+            raise ValueError("stages must name at least one of sft, dpo, rl")
         if len(set(self.stages)) != len(self.stages):
             raise ValueError(f"stages repeats a stage: {self.stages}")
+        if self.rl.advantage == "mt_grpo" and self.credit.evaluator == "none":
+            raise ValueError("rl.advantage=mt_grpo needs a step evaluator: set credit.evaluator")

@@ -12,29 +12,17 @@ Departures from the paper (Shao et al. 2024), and why:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 from transformers import PreTrainedModel
 
 from tracerl.algorithms.advantages import grpo_advantages
-from tracerl.algorithms.kl import kl_estimate
-from tracerl.algorithms.losses import aggregate, clipped_policy_loss
 from tracerl.train.batch import TokenBatch, collate, token_logprobs
 from tracerl.train.config import RLConfig
+from tracerl.train.ppo import PPOMetrics, ppo_update
 from tracerl.types import Group, Status, Trajectory
 
-
-@dataclass(frozen=True)
-class UpdateMetrics:
-    loss: float
-    pg_loss: float
-    kl: float
-    clip_fraction: float
-    approx_kl: float
-    grad_norm: float
-    trained_samples: int
-    dropped_samples: int
+UpdateMetrics = PPOMetrics
 
 
 def assign_advantages(groups: list[Group], std_normalize: bool) -> None:
@@ -76,38 +64,11 @@ def trainable(groups: list[Group], drop_uniform: bool) -> tuple[list[Trajectory]
 def update(model: PreTrainedModel, ref_model: PreTrainedModel | None,
            optimizer: torch.optim.Optimizer, trajectories: list[Trajectory], pad_id: int,
            cfg: RLConfig, dropped: int, generator: torch.Generator) -> UpdateMetrics:
-    """Policy-gradient update(s) on one rollout batch."""
+    """Policy-gradient update(s) on one rollout batch (advantages already assigned)."""
     device = next(model.parameters()).device
     batch = collate(trajectories, pad_id).to(device)
     ref_logp = _reference_logp(ref_model, batch, cfg) if cfg.kl_coef > 0 else None
-    model.train()
-    totals = {"loss": 0.0, "pg": 0.0, "kl": 0.0, "clip": 0.0, "akl": 0.0, "gn": 0.0}
-    n_updates = 0
-    for _ in range(cfg.update_epochs):
-        order = torch.randperm(len(batch), generator=generator)
-        for chunk in order.chunk(cfg.minibatches):
-            mb = batch.select(chunk.to(device))
-            logp = token_logprobs(model, mb.input_ids, mb.attention_mask,
-                                  cfg.temperature)  # (b, L-1)
-            pg, stats = clipped_policy_loss(logp, mb.old_logp, mb.advantages, mb.loss_mask,
-                                            cfg.clip_low, cfg.clip_high, cfg.loss_agg)
-            kl = torch.zeros(())
-            if ref_logp is not None:
-                kl = aggregate(kl_estimate(logp, ref_logp[chunk.to(device)], cfg.kl_estimator),
-                               mb.loss_mask, cfg.loss_agg)
-            loss = pg + cfg.kl_coef * kl
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            optimizer.step()
-            for k, v in zip(totals, (loss.item(), pg.item(), kl.item(), stats.clip_fraction,
-                                     stats.approx_kl, float(gn)), strict=True):
-                totals[k] += v
-            n_updates += 1
-    n = max(1, n_updates)
-    return UpdateMetrics(totals["loss"] / n, totals["pg"] / n, totals["kl"] / n,
-                         totals["clip"] / n, totals["akl"] / n, totals["gn"] / n,
-                         len(trajectories), dropped)
+    return ppo_update(model, optimizer, batch, cfg, generator, dropped, ref_logp)
 
 
 @torch.no_grad()

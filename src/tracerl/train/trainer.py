@@ -20,6 +20,7 @@ import yaml
 from tracerl.envs.calc import CalcFamily
 from tracerl.envs.code.family import CodeFamily
 from tracerl.envs.family import TaskFamily
+from tracerl.envs.maze import MazeFamily
 from tracerl.guard.pipeline import Guard
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.sampler import TransformersSampler
@@ -30,10 +31,12 @@ from tracerl.trace.tracer import Tracer
 from tracerl.train import checkpoint as ckpt
 from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import to_dict
+from tracerl.train.dpo import run_dpo_stage
 from tracerl.train.evaluate import EvalResult, evaluate_policy, is_success
-from tracerl.train.grpo import assign_advantages, trainable, update
 from tracerl.train.loggers import MetricsLog, progress_bar, read_metrics
 from tracerl.train.plot import plot_curves
+from tracerl.train.rl_step import RLStep
+from tracerl.train.sampling import collect_groups
 from tracerl.train.sft import demonstrations, run_sft
 from tracerl.types import Trajectory
 
@@ -54,6 +57,9 @@ def make_family(cfg: TrainConfig) -> TaskFamily:
     guard = Guard() if cfg.guard.enabled else None
     if t.family == "code":
         return CodeFamily(t.path, t.dataset_format, t.tool_timeout_s, guard)
+    if t.family == "maze":
+        return MazeFamily(t.maze_size, t.maze_min_moves, t.maze_max_moves, t.maze_slack,
+                          t.maze_detour_prob)
     return CalcFamily(calls=t.calls, skip_tool_prob=t.skip_tool_prob,
                       tool_timeout_s=t.tool_timeout_s, format_weight=t.format_weight,
                       guard=guard)
@@ -114,8 +120,11 @@ class Trainer:
         return load_policy(self.cfg.model, device)
 
     def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> None:
-        ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
-                             ckpt.rng_state(self.sampler.generator))
+        path = ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
+                                    ckpt.rng_state(self.sampler.generator))
+        rl = getattr(self, "rl", None)
+        if rl is not None:
+            rl.save(path)
 
     def run(self) -> Summary:
         started = time.time()
@@ -123,7 +132,7 @@ class Trainer:
             self.bar = bar
             while self.state.stage_index < len(self.cfg.stages):
                 stage = self.cfg.stages[self.state.stage_index]
-                self._run_sft() if stage == "sft" else self._run_rl()
+                {"sft": self._run_sft, "dpo": self._run_dpo, "rl": self._run_rl}[stage]()
                 self.state.stage_index += 1
                 self._checkpoint(None)
         if not self.state.evals or self.state.evals[-1].get("final") is not True:
@@ -144,6 +153,15 @@ class Trainer:
 
         run_sft(self.policy, demos, self.cfg.sft, self.cfg.seed, on_step)
 
+    def _run_dpo(self) -> None:
+        task = self.bar.add_task("DPO", total=None, info="")
+
+        def on_step(step: int, values: dict[str, float]) -> None:
+            self.bar.update(task, completed=step, info=f"loss {values['loss']:.3f}")
+            self.log.log("dpo", step, values)
+
+        run_dpo_stage(self.policy, self.cfg, self.family, self.runner, self.renderer, on_step)
+
     def _evaluate(self, final: bool = False) -> EvalResult:
         result, trajectories = evaluate_policy(self.runner, self.heldout, self.cfg.eval.samples,
                                                self.cfg.eval.temperature)
@@ -159,13 +177,17 @@ class Trainer:
             self.state.success_before = self._evaluate().success
             self._checkpoint(None)  # the pre-RL weights: the KL reference on resume
         ref = self._reference() if cfg.kl_coef > 0 else None
+        self.rl = RLStep(self.policy, self.cfg, self.family, self.runner, ref)
+        latest = ckpt.latest_checkpoint(self.run_dir)
+        if self.state.rl_step > 0 and latest is not None:
+            self.rl.load(latest)
         optimizer = torch.optim.AdamW(self.policy.model.parameters(), lr=cfg.lr, weight_decay=0.0)
         if self.optimizer_state is not None:
             optimizer.load_state_dict(self.optimizer_state)
             self.optimizer_state = None
         task = self.bar.add_task("GRPO", total=cfg.steps, completed=self.state.rl_step, info="")
         while self.state.rl_step < cfg.steps:
-            values = self._rl_step(optimizer, ref)
+            values = self._rl_step(optimizer)
             self.state.rl_step += 1
             self.log.log("rl", self.state.rl_step, values)
             before = self.state.success_before or 0.0
@@ -174,7 +196,9 @@ class Trainer:
                                  f"{values['success']:.2f} (held-out before {before:.2f})")
             every = self.cfg.eval.every
             if every and self.state.rl_step % every == 0 and self.state.rl_step < cfg.steps:
-                self._evaluate()
+                reached = self._evaluate().success
+                if cfg.stop_at_success and reached >= cfg.stop_at_success:
+                    break
             if self.state.rl_step % self.cfg.log.checkpoint_every == 0:
                 self._checkpoint(optimizer)
         self._evaluate(final=True)
@@ -185,25 +209,22 @@ class Trainer:
             return load_policy(start, self.cfg.device).model
         return copy.deepcopy(self.policy.model)
 
-    def _rl_step(self, optimizer: torch.optim.Optimizer, ref) -> dict[str, float]:
+    def _rl_step(self, optimizer: torch.optim.Optimizer) -> dict[str, float]:
         cfg = self.cfg.rl
         step_seed = self.cfg.seed * 1_000_003 + self.state.rl_step + 1
         gen = torch.Generator().manual_seed(step_seed)  # minibatch order, resume-proof
-        tasks = self.family.tasks("train", cfg.tasks_per_step, seed=step_seed)
         t0 = time.perf_counter()
-        groups = self.runner.run(tasks, policy_version=self.state.rl_step)
+        collected = collect_groups(self.runner, self.family, cfg, step_seed, self.state.rl_step)
         rollout_s = time.perf_counter() - t0
-        stats = self.runner.stats
-        assign_advantages(groups, cfg.std_normalize)
-        keep, dropped = trainable(groups, cfg.drop_uniform_groups)
+        stats = collected.stats
         t0 = time.perf_counter()
-        m = update(self.policy.model, ref, optimizer, keep, self.policy.pad_id, cfg, dropped,
-                   gen) if keep else None
+        m = self.rl.update(collected.train, optimizer, self.state.rl_step, gen)
         update_s = time.perf_counter() - t0
-        trajs = [t for g in groups for t in g.trajectories]
+        trajs = [t for g in collected.sampled for t in g.trajectories]
         self._trace(trajs, "train")
         judged = [t.outcome_reward for t in trajs if t.outcome_reward is not None]
-        tokens = sum(len(t.token_ids()) for t in keep)
+        tokens = sum(len(t.token_ids()) for g in collected.train for t in g.trajectories
+                     if t.advantages is not None)
         values = {
             "reward_mean": sum(judged) / max(1, len(judged)),
             "success": sum(is_success(t) for t in trajs) / len(trajs),
@@ -215,8 +236,9 @@ class Trainer:
             "sample_tok_s": stats.sampled_tokens / max(stats.sample_seconds, 1e-9),
             "update_tok_s": tokens / max(update_s, 1e-9),
         }
-        if m is not None:
-            values.update({k: float(v) for k, v in asdict(m).items()})
+        values.update(m)
+        if cfg.dynamic_sampling:
+            values["sampling_rounds"] = float(collected.rounds)
         for t in trajs:
             for k, v in t.metrics.items():
                 if k.startswith(("guard/", "tool_error/")):

@@ -1,0 +1,160 @@
+"""DPO on multi-turn trajectories (Rafailov et al. 2023), as a stage between SFT and RL.
+
+A preference pair is two trajectories for the same prompt. Their log-likelihoods are
+summed over action tokens only: observation tokens (tool results, template text) are
+the env's, not the policy's, so the loss mask of the TokenBatch is respected exactly as
+in SFT and RL. The reference is a frozen copy of the policy at the start of the stage.
+
+Pairs come from either
+- rollouts: sample `dpo.group_size` trajectories per train task and pair the best with
+  the worst when their rewards differ (unjudged samples never enter a pair), or
+- a JSONL file, one object per line: {"prompt": [...]?, "chosen": [...], "rejected":
+  [...]} with OpenAI-format messages; without "prompt", the messages before the first
+  assistant message of "chosen" are the prompt and must open "rejected" too.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import torch
+
+from tracerl.algorithms.losses import dpo_loss
+from tracerl.envs.family import TaskFamily
+from tracerl.evals.items import json_lines
+from tracerl.policy.model import STOP_TOKENS, Policy
+from tracerl.rollout.demos import trajectory_from_messages
+from tracerl.rollout.render import ChatRenderer
+from tracerl.rollout.runner import RolloutRunner
+from tracerl.train.batch import collate, token_logprobs
+from tracerl.train.config import DPOConfig, TrainConfig
+from tracerl.types import Group, Message, Task, Trajectory
+
+Pair = tuple[Trajectory, Trajectory]
+
+
+def pairs_from_groups(groups: Sequence[Group]) -> list[Pair]:
+    """(best, worst) per group whose judged rewards differ."""
+    pairs = []
+    for g in groups:
+        judged = [t for t in g.trajectories
+                  if t.outcome_reward is not None and t.num_action_tokens > 0]
+        if len(judged) < 2:
+            continue
+        best = max(judged, key=lambda t: t.outcome_reward or 0.0)
+        worst = min(judged, key=lambda t: t.outcome_reward or 0.0)
+        if (best.outcome_reward or 0.0) > (worst.outcome_reward or 0.0):
+            pairs.append((best, worst))
+    return pairs
+
+
+def _messages(where: str, raw: object) -> list[Message]:
+    if not isinstance(raw, list) or not raw:
+        raise ValueError(f"{where}: expected a non-empty list of messages")
+    try:
+        return [Message.from_openai(m) for m in raw]
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{where}: {e}") from e
+
+
+def _split(where: str, prompt: list[Message], conversation: list[Message]) -> list[Message]:
+    if conversation[: len(prompt)] != prompt:
+        raise ValueError(f"{where}: does not start with the prompt messages")
+    rest = conversation[len(prompt):]
+    if not rest or rest[0].role != "assistant":
+        raise ValueError(f"{where}: needs an assistant message right after the prompt")
+    return rest
+
+
+def pairs_from_jsonl(path: str | Path, renderer: ChatRenderer) -> list[Pair]:
+    """Preference pairs from a JSONL file (format in the module docstring)."""
+    pairs = []
+    for where, row in json_lines(path):
+        if not isinstance(row, dict) or "chosen" not in row or "rejected" not in row:
+            raise ValueError(f"{where}: expected an object with 'chosen' and 'rejected'")
+        chosen = _messages(f"{where} chosen", row["chosen"])
+        rejected = _messages(f"{where} rejected", row["rejected"])
+        if "prompt" in row:
+            prompt = _messages(f"{where} prompt", row["prompt"])
+            chosen, rejected = prompt + chosen, prompt + rejected
+        else:
+            first = next((i for i, m in enumerate(chosen) if m.role == "assistant"), 0)
+            prompt = chosen[:first]
+        if not prompt:
+            raise ValueError(f"{where}: no prompt messages before the first assistant message")
+        task = Task(id=f"pref-{where}", messages=tuple(prompt))
+        pairs.append(tuple(  # type: ignore[arg-type]
+            trajectory_from_messages(renderer, task, prompt,
+                                     _split(f"{where} {side}", prompt, conv), STOP_TOKENS)
+            for side, conv in (("chosen", chosen), ("rejected", rejected))))
+    if not pairs:
+        raise ValueError(f"{path}: no preference pairs")
+    return pairs
+
+
+def sequence_logp(model: torch.nn.Module, trajectories: Sequence[Trajectory],
+                  pad_id: int) -> torch.Tensor:
+    """(B,) sum of log-probabilities over each trajectory's action tokens."""
+    device = next(model.parameters()).device
+    batch = collate(trajectories, pad_id).to(device)
+    logp = token_logprobs(model, batch.input_ids, batch.attention_mask)  # (B, L-1)
+    return (logp * batch.loss_mask).sum(-1)  # (B,)
+
+
+def train_dpo(policy: Policy, pairs: list[Pair], cfg: DPOConfig, seed: int,
+              on_step: Callable[[int, dict[str, float]], None] | None = None
+              ) -> list[dict[str, float]]:
+    """DPO against a frozen copy of the policy; returns per-step metrics."""
+    if not pairs:
+        raise ValueError("DPO needs at least one preference pair")
+    model = policy.model
+    ref = copy.deepcopy(model).eval()
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    rng = random.Random(seed)
+    history: list[dict[str, float]] = []
+    model.train()
+    for _ in range(cfg.epochs):
+        order = list(range(len(pairs)))
+        rng.shuffle(order)
+        for b in range(0, len(order), cfg.batch_size):
+            chunk = [pairs[i] for i in order[b:b + cfg.batch_size]]
+            both = [c for c, _ in chunk] + [r for _, r in chunk]
+            with torch.no_grad():
+                ref_logp = sequence_logp(ref, both, policy.pad_id)  # (2P,)
+            logp = sequence_logp(model, both, policy.pad_id)  # (2P,)
+            p = len(chunk)
+            loss, stats = dpo_loss(logp[:p], logp[p:], ref_logp[:p], ref_logp[p:], cfg.beta)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            history.append({"loss": loss.item(), **asdict(stats)})
+            if on_step:
+                on_step(len(history), history[-1])
+    return history
+
+
+def run_dpo_stage(policy: Policy, config: TrainConfig, family: TaskFamily,
+                  runner: RolloutRunner, renderer: ChatRenderer,
+                  on_step: Callable[[int, dict[str, float]], None] | None = None
+                  ) -> list[dict[str, float]]:
+    """The `dpo` stage: collect pairs (rollouts or JSONL), then train."""
+    cfg = config.dpo
+    if cfg.pairs_from == "rollouts":
+        saved = runner.config
+        runner.config = replace(saved, group_size=cfg.group_size)
+        try:
+            groups = runner.run(family.tasks("train", cfg.tasks, seed=config.seed + 20_000))
+        finally:
+            runner.config = saved
+        pairs = pairs_from_groups(groups)
+        if not pairs:
+            raise ValueError(f"dpo: no task among {cfg.tasks} gave samples with different "
+                             "rewards; raise dpo.tasks or dpo.group_size")
+    else:
+        pairs = pairs_from_jsonl(cfg.pairs_from, renderer)
+    return train_dpo(policy, pairs, cfg, config.seed, on_step)

@@ -1,0 +1,145 @@
+"""The general RL update: any policy loss (ppo, gspo, cispo), optional truncated IS,
+KL in the loss, and a critic trained beside the policy (PPO with GAE).
+
+`grpo.update` is the default path's original form; this module generalises it: the
+loss is chosen through POLICY_LOSSES (no if-ladder), and token advantages arrive ready
+in the TokenBatch (computed by tracerl.train.estimators).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import torch
+from transformers import PreTrainedModel
+
+from tracerl.algorithms.kl import kl_estimate
+from tracerl.algorithms.losses import (
+    PolicyLossStats,
+    aggregate,
+    cispo_policy_loss,
+    clipped_policy_loss,
+    clipped_value_loss,
+    gspo_policy_loss,
+    truncated_is_weights,
+)
+from tracerl.train.batch import TokenBatch, token_logprobs
+from tracerl.train.config import RLConfig
+from tracerl.train.value import ValueModel
+
+PolicyLossFn = Callable[..., tuple[torch.Tensor, PolicyLossStats]]
+
+
+def policy_loss_fn(cfg: RLConfig) -> PolicyLossFn:
+    losses: dict[str, PolicyLossFn] = {
+        "ppo": partial(clipped_policy_loss, dual_clip=cfg.dual_clip),
+        "gspo": gspo_policy_loss,
+        "cispo": cispo_policy_loss,
+    }
+    return losses[cfg.policy_loss]
+
+
+@dataclass(frozen=True)
+class Critic:
+    model: ValueModel
+    optimizer: torch.optim.Optimizer
+    returns: torch.Tensor
+    """(B, T) value targets from the estimator."""
+    old_values: torch.Tensor
+    """(B, T) values at rollout time (the clipping anchor)."""
+
+
+@dataclass(frozen=True)
+class PPOMetrics:
+    loss: float
+    pg_loss: float
+    kl: float
+    clip_fraction: float
+    approx_kl: float
+    grad_norm: float
+    value_loss: float
+    tis_weight: float
+    trained_samples: int
+    dropped_samples: int
+
+
+@torch.no_grad()
+def logprobs_no_grad(model: PreTrainedModel, batch: TokenBatch, temperature: float) -> torch.Tensor:
+    was = model.training
+    model.eval()
+    try:
+        return token_logprobs(model, batch.input_ids, batch.attention_mask, temperature)
+    finally:
+        model.train(was)
+
+
+def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfig) -> float:
+    values = critic.model(mb.input_ids, mb.attention_mask)  # (b, T)
+    loss = clipped_value_loss(values, critic.old_values[idx], critic.returns[idx], mb.loss_mask,
+                              cfg.value_clip, cfg.loss_agg)
+    critic.optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(critic.model.parameters(), cfg.grad_clip)
+    critic.optimizer.step()
+    return loss.item()
+
+
+def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: TokenBatch,
+                 old_logp: torch.Tensor, weights: torch.Tensor | None,
+                 ref_logp: torch.Tensor | None, cfg: RLConfig) -> tuple[float, ...]:
+    logp = token_logprobs(model, mb.input_ids, mb.attention_mask, cfg.temperature)  # (b, T)
+    pg, stats = policy_loss_fn(cfg)(logp, old_logp, mb.advantages, mb.loss_mask,
+                                    clip_low=cfg.clip_low, clip_high=cfg.clip_high,
+                                    agg=cfg.loss_agg, weights=weights)
+    kl = torch.zeros(())
+    if ref_logp is not None:
+        kl = aggregate(kl_estimate(logp, ref_logp, cfg.kl_estimator), mb.loss_mask, cfg.loss_agg)
+    loss = pg + cfg.kl_coef * kl
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    optimizer.step()
+    return loss.item(), pg.item(), kl.item(), stats.clip_fraction, stats.approx_kl, float(gn)
+
+
+def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: TokenBatch,
+               cfg: RLConfig, generator: torch.Generator, dropped: int,
+               ref_logp: torch.Tensor | None = None, critic: Critic | None = None,
+               train_policy: bool = True) -> PPOMetrics:
+    """Update the policy (unless `train_policy` is False: critic warm-up) and the critic.
+
+    With `rl.tis_cap` > 0 the ratio's denominator is the trainer's own logprob before
+    the update and each token's loss is weighted by min(p_trainer / p_sampler, cap);
+    otherwise the denominator is the sampler's behaviour logprob, as in `grpo.update`.
+    `ref_logp` (B, T) adds the KL loss term (kl_placement=loss).
+    """
+    old_logp, weights = batch.old_logp, None
+    if cfg.tis_cap > 0:
+        old_logp = logprobs_no_grad(model, batch, cfg.temperature)
+        weights = truncated_is_weights(old_logp, batch.old_logp, cfg.tis_cap)
+    use_ref = ref_logp is not None and cfg.kl_placement == "loss" and cfg.kl_coef > 0
+    model.train()
+    sums = torch.zeros(7, dtype=torch.float64)
+    n = 0
+    for _ in range(cfg.update_epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for chunk in order.chunk(cfg.minibatches):
+            chunk = chunk.to(batch.input_ids.device)
+            mb = batch.select(chunk)
+            row = torch.zeros(7, dtype=torch.float64)
+            if train_policy:
+                row[:6] = torch.tensor(_policy_step(
+                    model, optimizer, mb, old_logp[chunk],
+                    None if weights is None else weights[chunk],
+                    ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg))
+            if critic is not None:
+                row[6] = _critic_step(critic, mb, chunk, cfg)
+            sums += row
+            n += 1
+    avg = (sums / max(1, n)).tolist()
+    tis = 1.0 if weights is None else float((weights * batch.loss_mask).sum()
+                                            / batch.loss_mask.sum().clamp(min=1))
+    return PPOMetrics(*avg[:6], value_loss=avg[6], tis_weight=tis,
+                      trained_samples=len(batch), dropped_samples=dropped)

@@ -1,0 +1,77 @@
+"""A scripted maze policy behind the sampler interface, so the real RolloutRunner, env
+and reward run end to end without training a model: it reads the last offset the env
+showed ("4,5 +3-2") from the token context and moves towards the goal, or with
+probability `noise` in a random direction. Monte Carlo values of its states are then
+known to favour progress moves, which is what calibration tests need."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+
+from tracerl.envs.maze import MazeFamily
+from tracerl.policy.model import STOP_TOKENS
+from tracerl.policy.sampler import Sample, SamplingParams
+from tracerl.policy.tokenizer import build_char_tokenizer
+from tracerl.rollout.render import ChatRenderer
+from tracerl.rollout.runner import RolloutConfig, RolloutRunner
+from tracerl.types import Trajectory
+
+OFFSET = re.compile(r"([+-]\d+)([+-]\d+)\)?\.?<\|im_end\|>")
+
+
+class ScriptedMazeSampler:
+    def __init__(self, renderer: ChatRenderer, noise: float, seed: int = 0) -> None:
+        self.renderer = renderer
+        self.noise = noise
+        self.rng = random.Random(seed)
+
+    def move(self, context_text: str) -> str:
+        dx, dy = (int(v) for v in OFFSET.findall(context_text)[-1])
+        if self.rng.random() < self.noise:
+            return self.rng.choice("NESW")
+        if dx:
+            return "E" if dx > 0 else "W"
+        return "N" if dy > 0 else "S"
+
+    def generate(self, contexts: list[list[int]], params: SamplingParams,
+                 budgets: list[int] | None = None) -> list[Sample]:
+        out = []
+        for c in contexts:
+            text = f'<tool_call>{{"name": "{self.move(self.renderer.decode(c))}"}}</tool_call>'
+            ids = self.renderer.encode(text)
+            out.append(Sample(ids, [0.0] * len(ids), "stop"))
+        return out
+
+
+def maze_runner(noise: float, group_size: int = 4, seed: int = 0,
+                family: MazeFamily | None = None) -> tuple[RolloutRunner, MazeFamily]:
+    family = family or MazeFamily(min_moves=8, max_moves=8, slack=2)
+    tok = build_char_tokenizer()
+    renderer = ChatRenderer(tok)
+    stops = tuple(tok.convert_tokens_to_ids(s) for s in STOP_TOKENS)
+    runner = RolloutRunner(ScriptedMazeSampler(renderer, noise, seed), renderer, stops,
+                           family.make_env, family.reward,
+                           RolloutConfig(group_size=group_size, max_turns=12,
+                                         max_turn_tokens=40, max_response_tokens=2000))
+    return runner, family
+
+
+def play(family: MazeFamily, moves: str, task_index: int = 0) -> Trajectory:
+    """A trajectory that makes exactly `moves` (a string of N/E/S/W) on a train task."""
+    runner, _ = maze_runner(0.0, group_size=1, family=family)
+    scripted = iter(moves)
+    runner.sampler.move = lambda _text: next(scripted)  # type: ignore[attr-defined]
+    runner.config = RolloutConfig(group_size=1, max_turns=len(moves), max_turn_tokens=40,
+                                  max_response_tokens=4000)
+    task = family.tasks("train", task_index + 1, seed=0)[task_index]
+    return asyncio.run(runner.arun([task]))[0].trajectories[0]
+
+
+def toward(family: MazeFamily, task_index: int = 0) -> tuple[str, str]:
+    """(a move towards the goal along x, the opposite move) for a train task."""
+    task = family.tasks("train", task_index + 1, seed=0)[task_index]
+    start, goal = task.metadata["start"], task.metadata["goal"]
+    good = "E" if int(goal.split(",")[0]) > int(start.split(",")[0]) else "W"
+    return good, {"E": "W", "W": "E"}[good]

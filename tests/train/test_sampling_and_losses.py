@@ -1,0 +1,42 @@
+import typing
+
+import torch
+
+from tracerl.train.config import PolicyLoss, RLConfig
+from tracerl.train.ppo import policy_loss_fn, ppo_update
+from tracerl.train.sampling import informative
+from tracerl.types import Group, Message, Task, Trajectory
+
+TASK = Task("t", (Message("user", "q"),))
+
+
+def _group(*rewards: float | None) -> Group:
+    return Group(TASK, [Trajectory(TASK, [0], outcome_reward=r) for r in rewards])
+
+
+def test_only_groups_with_different_judged_rewards_are_informative():
+    assert informative(_group(1.0, 0.0))
+    assert not informative(_group(1.0, 1.0, None))
+    assert not informative(_group(None, None))
+
+
+def test_every_configurable_policy_loss_is_dispatched():
+    for name in typing.get_args(PolicyLoss):
+        loss, _ = policy_loss_fn(RLConfig(policy_loss=name))(
+            torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2), torch.ones(1, 2),
+            clip_low=0.2, clip_high=0.2, agg="token-mean", weights=None)
+        assert torch.isfinite(loss)
+
+
+def test_truncated_is_uses_the_trainers_logprobs_and_reports_the_weight(tiny_policy):
+    from tracerl.train.batch import TokenBatch
+
+    model = tiny_policy.model
+    ids = torch.randint(4, 90, (2, 6))
+    batch = TokenBatch(ids, torch.ones(2, 6, dtype=torch.long), torch.ones(2, 5),
+                       torch.full((2, 5), -50.0), torch.zeros(2, 5))
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    m = ppo_update(model, opt, batch, RLConfig(tis_cap=2.0), torch.Generator(), 0)
+    # sampler logprobs of -50 make p_trainer / p_sampler huge: every weight is the cap
+    assert m.tis_weight == 2.0
+    assert m.clip_fraction == 0.0  # the ratio's denominator is the trainer's own logprob
