@@ -63,7 +63,7 @@ class SFTConfig:
 
 @dataclass(frozen=True)
 class RLConfig:
-    steps: int = 60
+    steps: int = 100
     """GRPO steps (one rollout batch and one update each)."""
     tasks_per_step: int = 8
     """Tasks per step; each gets group_size samples."""
