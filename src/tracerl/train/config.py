@@ -47,7 +47,7 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class SFTConfig:
-    demos: int = 25600
+    demos: int = 38400
     """Oracle demonstrations generated from the train split."""
     epochs: int = 1
     """Passes over the demonstrations."""
