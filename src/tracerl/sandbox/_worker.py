@@ -93,7 +93,15 @@ def _bind(src: str, root: str) -> None:
 
 
 def _private_root(binds: list[str], masks: list[str], tmp_mb: int) -> None:
-    """Pivot into a root that holds only `binds`, read-only, with `masks` hidden."""
+    """Pivot into a root that holds only `binds`, read-only, with `masks` hidden.
+
+    The scratch tmpfs goes on /tmp, unless a bind lives under /tmp (a virtualenv in a
+    checkout under /tmp, as CI clones can be): a tmpfs there would hide the Python
+    installation itself, so the scratch area moves to /.scratch instead.
+    """
+    global SCRATCH
+    if any(b == "/tmp" or b.startswith("/tmp/") for b in binds):
+        SCRATCH = "/.scratch"
     os.makedirs(ROOT, exist_ok=True)
     _mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
     for path in binds:
@@ -108,12 +116,13 @@ def _private_root(binds: list[str], masks: list[str], tmp_mb: int) -> None:
             _mount("tmpfs", ROOT + path, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=555")
     os.makedirs(ROOT + "/.old", exist_ok=True)
     os.makedirs(ROOT + "/tmp", exist_ok=True)
+    os.makedirs(ROOT + SCRATCH, exist_ok=True)
     _check(_libc.syscall(SYS_PIVOT_ROOT, ROOT.encode(), (ROOT + "/.old").encode()), "pivot_root")
     os.chdir("/")
     _check(_libc.umount2(b"/.old", MNT_DETACH), "umount old root")
     os.rmdir("/.old")
     _readonly_tree("/")
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,mode=1777")
+    _mount("tmpfs", SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,mode=1777")
 
 
 def setup(cfg: dict) -> dict:
@@ -389,7 +398,7 @@ def main(ctrl_fd: int) -> None:
         if job is not None and "kill" in job:
             continue  # a kill request for a job that has already ended
         if job is None:
-            if SCRATCH != "/tmp":
+            if SCRATCH not in ("/tmp", "/.scratch"):
                 shutil.rmtree(SCRATCH, ignore_errors=True)
             return
         n += 1
