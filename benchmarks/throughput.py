@@ -5,7 +5,8 @@ Measured in one run, on the same model and contexts:
   2. sampler vs baseline: our batched KV-cache sampler (finished rows leave the batch)
      against transformers' `generate` on the same single-turn contexts;
   3. update: GRPO policy-gradient update tokens/s on the rollout batch;
-  4. tracing overhead: the same rollouts with every trajectory recorded as spans.
+  4. tracing overhead: the same rollouts with every trajectory recorded as spans, inline,
+     on a background thread, and in a separate process (the trainer's default).
 
     python benchmarks/throughput.py [--batches 3] [--model RUN_DIR_OR_MODEL] [key=value ...]
 
@@ -27,6 +28,7 @@ from tracerl.policy.model import load_policy, write_tiny
 from tracerl.policy.sampler import SamplingParams, TransformersSampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutRunner
+from tracerl.trace.offload import OffloadedTracer
 from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
 from tracerl.train import configlib
@@ -96,6 +98,9 @@ def main() -> None:
     print(f"update: {tokens / up_s:,.0f} tok/s (prompt + response tokens, forward + backward)")
 
     tracer = Tracer.for_run(tmp)
+    first = groups_all[0][0].trajectories[0]
+    tracer.record_trajectory(first, run="warm-up", guardrails=guardrail_records(first))
+
     t0 = time.perf_counter()
     for groups in groups_all:
         for g in groups:
@@ -106,26 +111,50 @@ def main() -> None:
     tracer.close()
     print(f"tracing, inline: {trace_s / trajs * 1e3:.2f} ms per trajectory = "
           f"{100 * trace_s / seconds:.1f}% of rollout time")
-    _traced_rollouts(runner, family, r, args.batches, seconds, tmp)
+    _tracing_overhead(runner, family, r, args.batches, tmp)
 
 
-def _traced_rollouts(runner, family, r, batches: int, untraced_s: float, tmp: Path) -> None:
-    """The same rollout batches again, with every trajectory submitted to the tracer as
-    the trainer does (a background thread), end to end including the final flush."""
-    tracer = Tracer.for_run(tmp / "e2e")
-    t0 = time.perf_counter()
-    for b in range(batches):
-        groups = runner.run(family.tasks("train", r.tasks_per_step, seed=b))
-        for g in groups:
-            for t in g.trajectories:
-                tracer.submit(t, run="bench", step=b, model_name="tiny",
-                              guardrails=guardrail_records(t))
-    traced_s = time.perf_counter() - t0
-    tracer.close()
-    total_s = time.perf_counter() - t0
-    print(f"tracing, as trained (background): rollouts {traced_s:.2f} s traced vs "
-          f"{untraced_s:.2f} s untraced ({100 * (traced_s / untraced_s - 1):+.1f}%); "
-          f"with the final flush {100 * (total_s / untraced_s - 1):+.1f}%")
+def _tracing_overhead(runner, family, r, batches: int, tmp: Path) -> None:
+    """Rollout throughput untraced vs traced as the trainer does it (every trajectory
+    submitted after its batch), on a background thread and in a separate process.
+
+    The three modes take turns batch by batch, on the same tasks and each first as
+    often as the others, so drift in the machine's speed hits all of them alike; throughput is sampled tokens per second
+    (batches differ in length). Tracers start before timing (a once-per-run cost) and
+    their final flush is timed and reported on its own.
+    """
+    tracers: dict[str, Tracer | OffloadedTracer | None] = {
+        "untraced": None, "background thread": Tracer.for_run(tmp / "thread"),
+        "separate process (default)": OffloadedTracer.for_run(tmp / "process")}
+    for tracer in tracers.values():
+        if tracer is not None:
+            tracer.flush()  # started and ready
+    seconds = dict.fromkeys(tracers, 0.0)
+    tokens = dict.fromkeys(tracers, 0.0)
+    names = list(tracers)
+    for b in range(3 * batches):
+        tasks = family.tasks("train", r.tasks_per_step, seed=b)
+        for name in names[b % 3:] + names[:b % 3]:  # each mode goes first equally often
+            tracer = tracers[name]
+            t0 = time.perf_counter()
+            groups = runner.run(tasks)
+            if tracer is not None:
+                for g in groups:
+                    for t in g.trajectories:
+                        tracer.submit(t, run="bench", step=b, model_name="tiny",
+                                      guardrails=guardrail_records(t))
+            seconds[name] += time.perf_counter() - t0
+            tokens[name] += runner.stats.sampled_tokens
+    base = tokens["untraced"] / seconds["untraced"]
+    print(f"tracing, end to end over {3 * batches} batches per mode (rollout tok/s):")
+    for name, tracer in tracers.items():
+        rate = tokens[name] / seconds[name]
+        flush = ""
+        if tracer is not None:
+            t0 = time.perf_counter()
+            tracer.close()
+            flush = f"; final flush {time.perf_counter() - t0:.2f} s"
+        print(f"  {name:28s}{rate:9,.0f} tok/s  overhead {100 * (1 - rate / base):+5.1f}%{flush}")
 
 
 def _hf_generate(policy, contexts: list[list[int]], max_new: int) -> tuple[int, float]:

@@ -245,6 +245,9 @@ class TraceConfig:
     """Record every training and evaluation trajectory as spans in traces.sqlite."""
     otlp_endpoint: str = ""
     """Also export spans over OTLP/HTTP to this URL (Phoenix, Jaeger, Langfuse); empty = off."""
+    process: bool = True
+    """Build and store spans in a separate process (the rollout only pickles each
+    trajectory); false: on a background thread of the trainer, sharing its GIL."""
 
 
 @dataclass(frozen=True)

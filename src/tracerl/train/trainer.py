@@ -26,6 +26,7 @@ from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutRunner
+from tracerl.trace.offload import OffloadedTracer
 from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
 from tracerl.train import checkpoint as ckpt
@@ -98,9 +99,10 @@ class Trainer:
         self.heldout = self.family.tasks("heldout", config.eval.tasks, seed=config.seed)
         self.log = MetricsLog(run_dir, config.log.tensorboard,
                               resume_step=self.state.rl_step if latest else None)
-        self.tracer: Tracer | None = None
+        self.tracer: Tracer | OffloadedTracer | None = None
         if config.trace.enabled:
-            self.tracer = Tracer.for_run(run_dir, otlp_endpoint=config.trace.otlp_endpoint or None)
+            kind = OffloadedTracer if config.trace.process else Tracer
+            self.tracer = kind.for_run(run_dir, otlp_endpoint=config.trace.otlp_endpoint or None)
 
     def _trace(self, trajectories: list[Trajectory], phase: str) -> None:
         if self.tracer is None:
