@@ -8,7 +8,9 @@ wrong one) in the same run, with the same concurrency:
 - tracerl: `code_tests(..., pool=SandboxPool(workers=W))`, isolation on (namespaces,
   private root, rlimits, pids cgroup: whatever `tracerl doctor` reports here).
 
-Prints verifications/second, p50/p99 latency per verification and worker memory.
+Prints verifications/second, p50/p99 latency per verification and worker memory, and
+the floor: an empty program through each (a fresh interpreter start vs a fork of a warm
+worker), whose ratio bounds the speed-up any fresh-process-per-run design gets here.
 
     python benchmarks/sandbox.py [--workers 2] [--rounds 3]
 """
@@ -145,6 +147,10 @@ def main() -> None:
         our_rate, our_lat, our_scores = measure(ours, cands, args.workers, args.rounds)
         agree = sum(a == b for a, b in zip(base_scores, our_scores, strict=True))
         rss = worker_rss_mb(pool)
+        empty = [Candidate(cands[0].problem, "pass")] * 200
+        start_rate, _, _ = measure(lambda c: _fresh_interpreter(), empty, args.workers, 1)
+        fork_rate, _, _ = measure(lambda c: float(pool.run_python(c.code).status == "ok"),
+                                  empty, args.workers, 1)
     print(f"{'':28s}{'verif/s':>10s}{'p50 ms':>10s}{'p99 ms':>10s}")
     for name, rate, lat in (("naive subprocess (no isolation)", base_rate, base_lat),
                             ("tracerl SandboxPool", our_rate, our_lat)):
@@ -152,6 +158,14 @@ def main() -> None:
     print(f"speed-up: {our_rate / base_rate:.1f}x; verdicts agree on {agree}/{len(cands)}")
     print(f"worker RSS MB: {', '.join(f'{r:.1f}' for r in rss)} "
           f"(mean {statistics.mean(rss) if rss else 0:.1f})")
+    print(f"floor, an empty program: fresh interpreter {start_rate:.0f} runs/s vs SandboxPool "
+          f"{fork_rate:.0f} runs/s -> {fork_rate / start_rate:.1f}x, the most any design with "
+          f"a fresh process per verification can gain over the naive grader on this host")
+
+
+def _fresh_interpreter() -> float:
+    """What the naive grader pays before running anything: one interpreter start."""
+    return float(subprocess.run([sys.executable, "-c", "pass"]).returncode == 0)
 
 
 if __name__ == "__main__":

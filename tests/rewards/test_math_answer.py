@@ -68,3 +68,9 @@ def test_a_verification_that_hangs_is_killed_and_scores_zero() -> None:
 def test_empty_gold_is_rejected() -> None:
     with pytest.raises(ValueError, match="gold"):
         math_answer("\\boxed{1}", " ")
+
+
+def test_gold_the_checker_cannot_parse_is_unjudged_not_wrong() -> None:
+    r = math_answer("\\boxed{5}", "\\boxed{}")
+    assert (r.score, r.status) == (None, "bad_gold")
+    assert "gold" in r.details["error"]

@@ -54,3 +54,27 @@ def test_too_deep_nesting_is_rejected() -> None:
         data = {"l": [data]}
     with pytest.raises(_wire.WireError, match="deep"):
         _wire.decode(data)
+
+
+def test_flat_containers_keep_exact_types_on_the_fast_path() -> None:
+    values = [list(range(1000)), tuple("abc"), {1.5, 2.5}, frozenset({"x"}), [True, None, 0.0]]
+    for value in values:
+        encoded = _wire.encode(value)
+        assert list(encoded.values())[0] == list(value)  # untagged items: the fast path
+        back = _wire.decode(_wire.encode(value))
+        assert back == value and type(back) is type(value)
+        assert [type(v) for v in back] == [type(v) for v in value]
+
+
+def test_a_subclass_inside_a_list_still_travels_as_a_reference() -> None:
+    class Sneaky(int):
+        pass
+
+    refs: list[object] = []
+    encoded = _wire.encode([1, Sneaky(2)], lambda o: refs.append(o) or {"id": 0})
+    assert encoded == {"l": [1, {"r": {"id": 0}}]} and len(refs) == 1
+
+
+def test_a_list_payload_must_be_a_list() -> None:
+    with pytest.raises(_wire.WireError, match="not a list"):
+        _wire.decode({"l": "abc"})

@@ -8,7 +8,8 @@ running it in a sandbox worker that already imported it:
   the worker kills the verification at a wall-clock limit, from any thread;
 - sympy's expression parser evaluates text, and the answer is model output.
 A verification that outlives the limit scores 0 (the answer made the checker hang);
-a sandbox failure scores None.
+a sandbox failure, or a gold answer math-verify cannot parse (a broken dataset row or
+a broken checker install), scores None: unjudged, never "wrong".
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ req = json.loads(sys.stdin.read())
 gold = parse(req["gold"], parsing_timeout=None)
 answer = parse(req["answer"], parsing_timeout=None)
 equal = bool(gold) and bool(answer) and verify(gold, answer, timeout_seconds=None)
-print(req["nonce"] + json.dumps({"equal": bool(equal), "parsed": [str(answer[:1])]}))
+print(req["nonce"] + json.dumps({"equal": bool(equal), "parsed": [str(answer[:1])],
+                                 "gold_parsed": bool(gold)}))
 """
 _pools: dict[str, SandboxPool] = {}
 _lock = threading.Lock()
@@ -80,6 +82,9 @@ def math_answer(
     verdict = _verdict(res.stdout, nonce)
     if res.status != "ok" or verdict is None:
         return RewardResult(None, "infra_error", 0, 1, {**details, "stderr": res.stderr[-500:]})
+    if verdict.get("gold_parsed") is False:  # the data (or the checker) failed, not the answer
+        return RewardResult(None, "bad_gold", 0, 1, {
+            **details, "error": f"math-verify could not parse the gold answer {gold!r}"})
     equal = verdict["equal"] is True
     return RewardResult(float(equal), "ok" if equal else "wrong", int(equal), 1,
                         {**details, "parsed": verdict.get("parsed")})

@@ -82,6 +82,12 @@ class CandidateRPC:
         reply = session.request(msg, self.call_timeout_s)
         if reply is None:
             raise CandidateCrashed("candidate process died or timed out")
+        return self._value(reply)
+
+    def _value(self, reply: Any) -> Any:
+        """The value of a reply, or the candidate's exception raised as ours."""
+        if not isinstance(reply, dict):
+            raise CandidateCrashed("malformed reply from candidate")
         if reply.get("ok") is True:
             try:
                 return _wire.decode(reply.get("value"), self._ref)
@@ -98,7 +104,9 @@ class CandidateRPC:
 
     def names(self) -> dict[str, Any]:
         """The candidate's top-level names: plain values as-is, the rest as RemoteObjects."""
-        raw = self.request({"op": "names", "target": {}})
+        first = self._live().hello.get("names")  # answered with the hello when loaded
+        raw = self._value(first) if first is not None else self.request(
+            {"op": "names", "target": {}})
         if not isinstance(raw, dict):
             raise CandidateCrashed("names reply is not a dict")
         out: dict[str, Any] = {}

@@ -84,17 +84,24 @@ def _dispatch(req: dict, glb: dict, refs: _Refs) -> Any:
     raise ValueError(f"unknown op {op!r}")
 
 
+def _answer(req: dict, glb: dict, refs: _Refs) -> dict:
+    try:
+        value = _dispatch(req, glb, refs)
+        return {"ok": True, "value": _wire.encode(value, refs.add)}
+    except Exception as exc:  # the candidate's exception, reported by type name
+        return {"ok": False, "exc": type(exc).__name__, "msg": str(exc)[:2000]}
+
+
 def serve(sock: socket.socket, glb: dict, *, load_error: int) -> None:
-    """Answer requests until the parent closes the socket."""
+    """Answer requests until the parent closes the socket. The hello carries the
+    answer to a `names` request, saving the parent one round trip."""
     refs = _Refs()
-    _wire.send_msg(sock, {"loaded": load_error == 0})
+    hello: dict[str, Any] = {"loaded": load_error == 0}
+    if load_error == 0:
+        hello["names"] = _answer({"op": "names"}, glb, refs)
+    _wire.send_msg(sock, hello)
     while True:
         req, _ = _wire.recv_msg(sock)
         if req is None:
             return
-        try:
-            value = _dispatch(req, glb, refs)
-            reply = {"ok": True, "value": _wire.encode(value, refs.add)}
-        except Exception as exc:  # the candidate's exception, reported by type name
-            reply = {"ok": False, "exc": type(exc).__name__, "msg": str(exc)[:2000]}
-        _wire.send_msg(sock, reply)
+        _wire.send_msg(sock, _answer(req, glb, refs))

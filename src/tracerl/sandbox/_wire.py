@@ -78,6 +78,8 @@ def recv_msg(sock: socket.socket, *, with_fds: bool = False) -> tuple[Any, list[
 # ---------------------------------------------------------------- value codec
 
 RefHook = Callable[[Any], Any]
+_SCALARS = frozenset({type(None), bool, str, int, float})
+"""Types JSON keeps exactly; a container holding only these needs no per-item tags."""
 
 
 def encode(value: Any, to_ref: RefHook | None = None, _depth: int = 0) -> Any:
@@ -94,6 +96,8 @@ def encode(value: Any, to_ref: RefHook | None = None, _depth: int = 0) -> Any:
     d = _depth + 1
     if t is list or t is tuple or t is set or t is frozenset:
         tag = {list: "l", tuple: "t", set: "s", frozenset: "fs"}[t]
+        if _SCALARS.issuperset(map(type, value)):  # fast path: one C-level type scan
+            return {tag: list(value)}
         return {tag: [encode(v, to_ref, d) for v in value]}
     if t is dict:
         return {"d": [[encode(k, to_ref, d), encode(v, to_ref, d)] for k, v in value.items()]}
@@ -118,7 +122,10 @@ def decode(data: Any, from_ref: RefHook | None = None, _depth: int = 0) -> Any:
         if tag == "b":
             return bytes.fromhex(payload)
         if tag in ("l", "t", "s", "fs"):
-            items = [decode(v, from_ref, d) for v in payload]
+            if type(payload) is not list:
+                raise TypeError(f"payload is a {type(payload).__name__}, not a list")
+            flat = _SCALARS.issuperset(map(type, payload))
+            items = payload if flat else [decode(v, from_ref, d) for v in payload]
             return {"l": list, "t": tuple, "s": set, "fs": frozenset}[tag](items)
         if tag == "d":
             return {decode(k, from_ref, d): decode(v, from_ref, d) for k, v in payload}

@@ -200,8 +200,8 @@ def _set_limits(lim: dict) -> None:
 def _enter_child(job: dict, io: dict, session_fd: int | None) -> None:
     os.setsid()
     os.dup2(os.open(io["stdin"], os.O_RDONLY), 0)
-    os.dup2(os.open(io["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
-    os.dup2(os.open(io["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+    os.dup2(io["out_fd"], 1)
+    os.dup2(io["err_fd"], 2)
     first_free = 3
     if session_fd is not None:
         os.dup2(session_fd, SESSION_FD)
@@ -262,14 +262,22 @@ def _run_program(code: str, name: str) -> None:
 
 
 def _prepare_io(job: dict, n: int) -> dict:
-    base = f"{SCRATCH}/.io-{n}"
+    """A fresh work dir, and stdout/stderr files truncated here, before the fork, so a
+    child that dies early can never hand back an earlier run's output."""
+    base = f"{SCRATCH}/.io"
     workdir = f"{SCRATCH}/w{n}"
-    os.makedirs(base, mode=0o700)
-    os.makedirs(workdir, mode=0o777)
-    io = {"stdin": base + "/in", "stdout": base + "/out", "stderr": base + "/err",
-          "workdir": workdir, "base": base}
-    with open(io["stdin"], "w") as f:
-        f.write(job.get("stdin", ""))
+    if not os.path.isdir(base):
+        os.mkdir(base, 0o700)
+    os.mkdir(workdir, 0o777)
+    os.chmod(workdir, 0o777)  # whatever the umask
+    flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC
+    io = {"stdin": "/dev/null", "workdir": workdir, "base": base,
+          "out_fd": os.open(base + "/out", flags, 0o600),
+          "err_fd": os.open(base + "/err", flags, 0o600)}
+    if job.get("stdin"):
+        io["stdin"] = base + "/in"
+        with open(io["stdin"], "w") as f:
+            f.write(job["stdin"])
     for rel, content in job.get("files", {}).items():
         path = os.path.join(workdir, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -326,11 +334,10 @@ def _reap_all() -> None:
             return
 
 
-def _read_capped(path: str, cap: int) -> tuple[str, int]:
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        data = f.read(cap)
-    return data.decode("utf-8", "replace"), size
+def _read_capped(fd: int, cap: int) -> tuple[str, int]:
+    """Up to `cap` bytes of an output file, and its full size."""
+    size = os.fstat(fd).st_size
+    return os.pread(fd, cap, 0).decode("utf-8", "replace"), size
 
 
 def _status(wstatus: int, timed_out: bool, err: str, over: bool) -> tuple[str, int]:
@@ -351,6 +358,14 @@ def _status(wstatus: int, timed_out: bool, err: str, over: bool) -> tuple[str, i
 
 def run_job(job: dict, fds: list[int], n: int, ctrl: socket.socket) -> dict:
     io = _prepare_io(job, n)
+    try:
+        return _run_forked(job, io, fds, ctrl)
+    finally:
+        os.close(io["out_fd"])
+        os.close(io["err_fd"])
+
+
+def _run_forked(job: dict, io: dict, fds: list[int], ctrl: socket.socket) -> dict:
     session_fd = fds[0] if fds else None
     start = time.monotonic()
     pid = os.fork()
@@ -367,21 +382,26 @@ def run_job(job: dict, fds: list[int], n: int, ctrl: socket.socket) -> dict:
     _kill_all(pid)
     _reap_all()
     cap = job["limits"]["output_bytes"]
-    out, out_size = _read_capped(io["stdout"], cap)
-    err, err_size = _read_capped(io["stderr"], cap)
+    out, out_size = _read_capped(io["out_fd"], cap)
+    err, err_size = _read_capped(io["err_fd"], cap)
     over = out_size > cap or err_size > cap
     status, rc = _status(wstatus, timed_out, err, over)
-    _wipe_tmp()
     return {"status": status, "returncode": rc, "stdout": out, "stderr": err, "wall_s": wall}
 
 
 def _wipe_tmp() -> None:
-    """Empty the scratch area (our own tmpfs, or our own host temp dir)."""
+    """Empty the scratch area (our own tmpfs, or our own host temp dir), keeping only
+    the io dir. An empty work dir (the usual case) costs one rmdir."""
     for name in os.listdir(SCRATCH):
         path = os.path.join(SCRATCH, name)
         try:
+            if name == ".io":
+                continue
             if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    shutil.rmtree(path, ignore_errors=True)
             else:
                 os.unlink(path)
         except OSError:
@@ -413,6 +433,7 @@ def main(ctrl_fd: int) -> None:
             if exc.errno in (errno.EPIPE, errno.ECONNRESET):
                 return
             raise
+        _wipe_tmp()  # after the reply: the caller goes on while we clean up
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -34,6 +34,8 @@ class Session:
         self._result: ExecResult | None = None
         self.alive = self._run.failed is None
         hello = self._recv(load_timeout_s or limits.timeout_s) if self.alive else None
+        self.hello: dict[str, Any] = hello or {}
+        """The child's first message: {"loaded": bool, ...} (untrusted, like every reply)."""
         self.loaded = bool(hello and hello.get("loaded"))
 
     def _recv(self, timeout_s: float) -> dict[str, Any] | None:
