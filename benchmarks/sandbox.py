@@ -9,8 +9,8 @@ wrong one) in the same run, with the same concurrency:
   private root, rlimits, pids cgroup: whatever `tracerl doctor` reports here).
 
 Prints verifications/second, p50/p99 latency per verification and worker memory, and
-the floor: an empty program through each (a fresh interpreter start vs a fork of a warm
-worker), whose ratio bounds the speed-up any fresh-process-per-run design gets here.
+the floor: an empty program through each (a fresh interpreter start vs a run in the
+pool), whose ratio bounds the speed-up the pool can show on this host.
 
     python benchmarks/sandbox.py [--workers 2] [--rounds 3]
 """
@@ -159,8 +159,8 @@ def main() -> None:
     print(f"worker RSS MB: {', '.join(f'{r:.1f}' for r in rss)} "
           f"(mean {statistics.mean(rss) if rss else 0:.1f})")
     print(f"floor, an empty program: fresh interpreter {start_rate:.0f} runs/s vs SandboxPool "
-          f"{fork_rate:.0f} runs/s -> {fork_rate / start_rate:.1f}x, the most any design with "
-          f"a fresh process per verification can gain over the naive grader on this host")
+          f"{fork_rate:.0f} runs/s -> {fork_rate / start_rate:.1f}x: the most SandboxPool can "
+          f"gain over the naive grader on this host, since every verification costs a run")
 
 
 def _fresh_interpreter() -> float:

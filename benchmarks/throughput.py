@@ -119,9 +119,9 @@ def _tracing_overhead(runner, family, r, batches: int, tmp: Path) -> None:
     submitted after its batch), on a background thread and in a separate process.
 
     The three modes take turns batch by batch, on the same tasks and each first as
-    often as the others, so drift in the machine's speed hits all of them alike; throughput is sampled tokens per second
-    (batches differ in length). Tracers start before timing (a once-per-run cost) and
-    their final flush is timed and reported on its own.
+    often as the others, so drift in the machine's speed hits all of them alike;
+    throughput is sampled tokens per second (batches differ in length). Tracers start
+    before timing (a once-per-run cost); their final flush is timed and reported apart.
     """
     tracers: dict[str, Tracer | OffloadedTracer | None] = {
         "untraced": None, "background thread": Tracer.for_run(tmp / "thread"),

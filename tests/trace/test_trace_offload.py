@@ -12,7 +12,7 @@ from pathlib import Path
 
 from trace_fixtures import build_trajectory
 
-from tracerl.trace import TraceStore, Tracer
+from tracerl.trace import Tracer, TraceStore
 from tracerl.trace.offload import OffloadedTracer
 from tracerl.types import Task
 
