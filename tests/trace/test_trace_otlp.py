@@ -14,6 +14,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from tracerl.trace import Tracer, TraceStore
+from tracerl.trace.offload import OffloadedTracer
 from tracerl.trace.tracer import otlp_traces_url
 
 
@@ -91,3 +92,19 @@ def test_otlp_url_gets_traces_path():
 def test_non_http_endpoint_is_rejected():
     with pytest.raises(ValueError, match="otlp_endpoint must be an http"):
         Tracer(otlp_endpoint="127.0.0.1:4318")
+
+
+def test_offloaded_tracer_exports_over_otlp_and_to_the_store(receiver, trajectory, tmp_path):
+    endpoint = f"http://127.0.0.1:{receiver.server_port}"
+    with OffloadedTracer(tmp_path / "t.sqlite", otlp_endpoint=endpoint) as tracer:
+        tracer.submit(trajectory, run="child", step=3, model_name="tiny")
+    spans = _received_spans(receiver)
+    assert (spans["trajectory"]["rl.run"], spans["trajectory"]["rl.step"]) == ("child", 3)
+    with TraceStore(tmp_path / "t.sqlite") as store:
+        assert store.count_spans() == len(spans) == 7
+    assert tracer.failures == 0
+
+
+def test_offloaded_tracer_rejects_a_bad_endpoint_at_once(tmp_path):
+    with pytest.raises(ValueError, match="otlp_endpoint must be an http"):
+        OffloadedTracer(tmp_path / "t.sqlite", otlp_endpoint="127.0.0.1:4318")

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tracerl.trace.store import STORE_FILENAME
-from tracerl.trace.tracer import Tracer
+from tracerl.trace.tracer import Tracer, otlp_traces_url
 from tracerl.types import Trajectory
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,8 @@ class OffloadedTracer:
     ):
         if store is None and otlp_endpoint is None:
             raise ValueError("OffloadedTracer needs a store path, an otlp_endpoint, or both")
+        if otlp_endpoint is not None:
+            otlp_traces_url(otlp_endpoint)  # a bad URL fails here, not later in the child
         self.store_path = Path(store) if store is not None else None
         self._config = {"store": str(store) if store is not None else None,
                         "otlp_endpoint": otlp_endpoint, "otlp_headers": dict(otlp_headers or {}),
