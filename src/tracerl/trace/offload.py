@@ -43,6 +43,9 @@ from tracerl.types import Trajectory
 log = logging.getLogger(__name__)
 _HEADER = struct.Struct("!I")
 START_TIMEOUT_S = 60.0
+MAX_PENDING = 10_000
+"""Trajectories queued for the child at most (a few KB each); beyond that `submit`
+waits for the child to catch up instead of growing memory without bound."""
 
 
 def write_frame(stream: IO[bytes], payload: bytes) -> None:
@@ -81,7 +84,7 @@ class OffloadedTracer:
                         "service_name": service_name}
         self._proc = subprocess.Popen(_child_argv(), stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, close_fds=True)
-        self._pending: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._pending: queue.Queue[bytes | None] = queue.Queue(MAX_PENDING)
         self._lock = threading.Lock()
         self._sent = 0
         self._written = 0
@@ -89,7 +92,6 @@ class OffloadedTracer:
         self._confirmed = 0
         self._child_failures = 0
         self._local_failures = 0
-        self._lost = 0
         self._dead = False
         self._closed = False
         self._fallback: Tracer | None = None
@@ -107,7 +109,8 @@ class OffloadedTracer:
     def failures(self) -> int:
         """Trajectories not recorded: unpicklable, failed in the child, or lost with it."""
         fallback = self._fallback.failures if self._fallback is not None else 0
-        return self._local_failures + self._child_failures + self._lost + fallback
+        lost = self._sent - self._confirmed if self._dead else 0
+        return self._local_failures + self._child_failures + lost + fallback
 
     def submit(self, traj: Trajectory, **kwargs: Any) -> None:
         """Queue one finished trajectory (arguments as Tracer.record_trajectory)."""
@@ -138,8 +141,8 @@ class OffloadedTracer:
         if self._closed:
             return
         self._closed = True
+        self._pending.put(None)  # ends the feeder, alive or draining after a death
         if not self._dead:
-            self._pending.put(None)
             self._reply(START_TIMEOUT_S)
         self._feeder.join(timeout=5)
         try:
@@ -175,6 +178,8 @@ class OffloadedTracer:
                 self._written += 1
             except OSError as exc:
                 self._died(f"cannot write to it: {exc}")
+                while self._pending.get() is not None:  # never leave a submit blocked
+                    pass
                 return
 
     def _reply(self, timeout_s: float) -> dict[str, Any] | None:
@@ -205,9 +210,9 @@ class OffloadedTracer:
         if self._dead:
             return
         self._dead = True
-        self._lost = max(0, self._sent - self._confirmed)
         log.error("tracing process failed (%s); %d trajectories not confirmed are counted "
-                  "as failures, the rest are traced in-process", why, self._lost)
+                  "as failures, the rest are traced in-process", why,
+                  self._sent - self._confirmed)
 
     def _in_process(self) -> Tracer:
         if self._fallback is None:
