@@ -269,9 +269,8 @@ def _prepare_io(job: dict, n: int) -> dict:
     if not os.path.isdir(base):
         os.mkdir(base, 0o700)
     os.mkdir(workdir, 0o777)
-    os.chmod(workdir, 0o777)  # whatever the umask
     flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC
-    io = {"stdin": "/dev/null", "workdir": workdir, "base": base,
+    io = {"stdin": "/dev/null", "workdir": workdir,
           "out_fd": os.open(base + "/out", flags, 0o600),
           "err_fd": os.open(base + "/err", flags, 0o600)}
     if job.get("stdin"):

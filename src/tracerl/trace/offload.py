@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,6 +47,20 @@ START_TIMEOUT_S = 60.0
 MAX_PENDING = 10_000
 """Trajectories queued for the child at most (a few KB each); beyond that `submit`
 waits for the child to catch up instead of growing memory without bound."""
+
+
+@dataclass(frozen=True)
+class TracerSettings:
+    """What the child (and the in-process fallback) build their Tracer from."""
+
+    store: str | None
+    otlp_endpoint: str | None = None
+    otlp_headers: dict[str, str] = field(default_factory=dict)
+    service_name: str = "tracerl"
+
+    def tracer(self) -> Tracer:
+        return Tracer(self.store, otlp_endpoint=self.otlp_endpoint,
+                      otlp_headers=self.otlp_headers, service_name=self.service_name)
 
 
 def write_frame(stream: IO[bytes], payload: bytes) -> None:
@@ -79,9 +94,8 @@ class OffloadedTracer:
         if otlp_endpoint is not None:
             otlp_traces_url(otlp_endpoint)  # a bad URL fails here, not later in the child
         self.store_path = Path(store) if store is not None else None
-        self._config = {"store": str(store) if store is not None else None,
-                        "otlp_endpoint": otlp_endpoint, "otlp_headers": dict(otlp_headers or {}),
-                        "service_name": service_name}
+        self._settings = TracerSettings(str(store) if store is not None else None,
+                                        otlp_endpoint, dict(otlp_headers or {}), service_name)
         self._proc = subprocess.Popen(_child_argv(), stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, close_fds=True)
         self._pending: queue.Queue[bytes | None] = queue.Queue(MAX_PENDING)
@@ -95,7 +109,7 @@ class OffloadedTracer:
         self._dead = False
         self._closed = False
         self._fallback: Tracer | None = None
-        self._pending.put(json.dumps(self._config).encode())
+        self._pending.put(json.dumps(asdict(self._settings)).encode())
         self._feeder = threading.Thread(target=self._feed, name="tracerl-trace-feeder",
                                         daemon=True)
         self._feeder.start()
@@ -216,10 +230,7 @@ class OffloadedTracer:
 
     def _in_process(self) -> Tracer:
         if self._fallback is None:
-            cfg = self._config
-            self._fallback = Tracer(cfg["store"], otlp_endpoint=cfg["otlp_endpoint"],
-                                    otlp_headers=cfg["otlp_headers"],
-                                    service_name=cfg["service_name"])
+            self._fallback = self._settings.tracer()
         return self._fallback
 
 
@@ -238,9 +249,7 @@ def serve() -> None:
     head = read_frame(inp)
     if head is None:
         return
-    cfg = json.loads(head)
-    tracer = Tracer(cfg["store"], otlp_endpoint=cfg["otlp_endpoint"],
-                    otlp_headers=cfg["otlp_headers"], service_name=cfg["service_name"])
+    tracer = TracerSettings(**json.loads(head)).tracer()
     done = unreadable = 0
 
     def reply(ok: bool) -> None:
