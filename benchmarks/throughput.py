@@ -4,7 +4,8 @@ Measured in one run, on the same model and contexts:
   1. rollout: the multi-turn RolloutRunner on `calc` (sampled tokens/s, trajectories/s);
   2. sampler vs baseline: our batched KV-cache sampler (finished rows leave the batch)
      against transformers' `generate` on the same single-turn contexts;
-  3. update: GRPO policy-gradient update tokens/s on the rollout batch;
+  3. update: the RL step's update (RLStep.update, as `tracerl train` runs it) in
+     tokens/s on the rollout batch;
   4. tracing overhead: the same rollouts with every trajectory recorded as spans, inline,
      on a background thread, and in a separate process (the trainer's default).
 
@@ -23,18 +24,16 @@ from pathlib import Path
 
 import torch
 
-from tracerl.evals.checkpoint import resolve
 from tracerl.policy.model import load_policy, write_tiny
-from tracerl.policy.sampler import SamplingParams, TransformersSampler
-from tracerl.rollout.render import ChatRenderer
-from tracerl.rollout.runner import RolloutRunner
+from tracerl.policy.sampler import SamplingParams
 from tracerl.trace.offload import OffloadedTracer
 from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
 from tracerl.train import configlib
 from tracerl.train.config import TrainConfig
-from tracerl.train.grpo import assign_advantages, update
-from tracerl.train.trainer import make_family
+from tracerl.train.evaluate import resolve
+from tracerl.train.rl_step import RLStep
+from tracerl.train.runner import build_runner, build_task_family
 
 
 def main() -> None:
@@ -52,11 +51,10 @@ def main() -> None:
         policy = load_policy(resolve(Path(args.model))[0])
     else:
         policy = load_policy(write_tiny(tmp / "tiny", cfg.tiny, cfg.seed))
-    family = make_family(cfg)
+    family = build_task_family(cfg)
     r = cfg.rl
-    sampler = TransformersSampler(policy.model, policy.pad_id, seed=0)
-    runner = RolloutRunner(sampler, ChatRenderer(policy.tokenizer), policy.stop_ids,
-                           family.make_env, family.reward, r.rollout())
+    runner = build_runner(cfg, policy, family)
+    sampler = runner.sampler
     print(f"model: tiny {policy.num_parameters() / 1e6:.2f}M params, threads "
           f"{torch.get_num_threads()}, batch {r.tasks_per_step} tasks x G={r.group_size}")
     runner.run(family.tasks("train", 2, seed=99))  # warm-up
@@ -84,17 +82,17 @@ def main() -> None:
           f"{base_tok / base_s:,.0f} tok/s -> {(ours_tok / ours_s) / (base_tok / base_s):.2f}x")
 
     opt = torch.optim.AdamW(policy.model.parameters(), lr=r.lr)
+    learner = RLStep(policy, cfg, family, runner)
     tokens = up_s = 0.0
-    for groups in groups_all:
+    for step, groups in enumerate(groups_all):
         for g in groups:  # give every trajectory a non-zero advantage so all are trained
             for i, t in enumerate(g.trajectories):
                 t.outcome_reward = float(i % 2)
-        assign_advantages(groups, r.std_normalize)
-        keep = [t for g in groups for t in g.trajectories]
         t0 = time.perf_counter()
-        update(policy.model, None, opt, keep, policy.pad_id, r, 0, torch.Generator())
+        done = learner.update(groups, opt, step, torch.Generator())
         up_s += time.perf_counter() - t0
-        tokens += sum(len(t.token_ids()) for t in keep)
+        assert done.update is not None
+        tokens += sum(len(t.token_ids()) for g in groups for t in g.trajectories)
     print(f"update: {tokens / up_s:,.0f} tok/s (prompt + response tokens, forward + backward)")
 
     tracer = Tracer.for_run(tmp)

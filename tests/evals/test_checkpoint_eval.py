@@ -4,7 +4,7 @@ from math import comb
 import pytest
 
 from tracerl.cli import main
-from tracerl.evals.checkpoint import pass_at_k
+from tracerl.evals.passk import pass_at_k
 
 
 def test_pass_at_k_hand_computed():
@@ -18,15 +18,18 @@ def test_pass_at_k_hand_computed():
         pass_at_k(2, 1, 3)
 
 
-def test_eval_scores_a_run_checkpoint_on_the_heldout_split(tmp_path, capsys):
+@pytest.mark.parametrize("family", ["calc", "maze"])
+def test_eval_scores_a_run_checkpoint_on_the_heldout_split(tmp_path, capsys, family):
+    """The run's own family (from its config.yaml) is what `tracerl eval RUN` scores."""
     args = [f"out_dir={tmp_path}", "name=r", "tiny.hidden_size=32", "tiny.layers=1",
             "tiny.heads=2", "tiny.intermediate_size=64", "sft.demos=16", "sft.batch_size=8",
-            "stages=[sft]", "eval.tasks=2", "log.progress=false", "trace.enabled=false"]
+            "stages=[sft]", "eval.tasks=2", "log.progress=false", "trace.enabled=false",
+            f"task.family={family}", "rl.max_turns=14", "rl.max_turn_tokens=24"]
     assert main(["train", *args]) == 0
     capsys.readouterr()
     assert main(["eval", str(tmp_path / "r"), "--tasks", "3", "--k", "2", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["family"] == "calc" and report["tasks"] == 3
+    assert report["family"] == family and report["tasks"] == 3
     assert report["samples_per_task"] == 2
     assert 0.0 <= report["pass_at_1"] <= report["pass_at_k"] <= 1.0
     assert report["model"].endswith(tuple("0123456789"))  # the latest checkpoint dir

@@ -18,8 +18,8 @@ from eval_fixtures import make_trajectory
 
 from tracerl.evals import ExactMatch, GroupJudge, JudgeConfig, RubricJudge, evaluate
 from tracerl.evals.judges import JudgeParseError, parse_json_reply
-from tracerl.evals.openai_http import EndpointError
 from tracerl.types import Group
+from tracerl.util.http import EndpointError
 
 POSITION_BONUS = 4.0
 

@@ -10,7 +10,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tracerl.evals.openai_http import OpenAIHTTPClient
 from tracerl.trace import (
     SpanRecord,
     Tracer,
@@ -20,6 +19,7 @@ from tracerl.trace import (
     trace_span,
     traced,
 )
+from tracerl.util.http import OpenAIHTTPClient
 
 
 @pytest.fixture

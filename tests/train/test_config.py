@@ -44,4 +44,4 @@ def test_every_field_is_documented():
     rows = configlib.describe(TrainConfig)
     undocumented = [key for key, _, _, doc in rows if not doc]
     assert not undocumented
-    assert ("rl.steps", "int", "100", "GRPO steps (one rollout batch and one update each).") in rows
+    assert ("rl.steps", "int", "100", "RL steps (one rollout batch and one update each).") in rows

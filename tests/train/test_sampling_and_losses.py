@@ -2,8 +2,10 @@ import typing
 
 import torch
 
-from tracerl.train.config import PolicyLoss, RLConfig
-from tracerl.train.ppo import policy_loss_fn, ppo_update
+from tracerl.algorithms.names import PolicyLoss
+from tracerl.train.config import RLConfig
+from tracerl.train.methods import POLICY_LOSSES, policy_loss
+from tracerl.train.ppo import ppo_update
 from tracerl.train.sampling import informative
 from tracerl.types import Group, Message, Task, Trajectory
 
@@ -20,9 +22,10 @@ def test_only_groups_with_different_judged_rewards_are_informative():
     assert not informative(_group(None, None))
 
 
-def test_every_configurable_policy_loss_is_dispatched():
+def test_every_configurable_policy_loss_is_one_record_of_the_table():
+    assert set(typing.get_args(PolicyLoss)) == set(POLICY_LOSSES)
     for name in typing.get_args(PolicyLoss):
-        loss, _ = policy_loss_fn(RLConfig(policy_loss=name))(
+        loss, _ = policy_loss(RLConfig(policy_loss=name))(
             torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2), torch.ones(1, 2),
             clip_low=0.2, clip_high=0.2, agg="token-mean", weights=None)
         assert torch.isfinite(loss)

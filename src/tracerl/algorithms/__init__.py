@@ -1,8 +1,20 @@
-"""Pure algorithm functions: advantage estimators, policy losses, KL estimators."""
+"""Pure algorithm functions: advantage estimators, policy losses, KL estimators.
 
-from tracerl.algorithms.advantages import broadcast_to_tokens, grpo_advantages
-from tracerl.algorithms.kl import KLEstimator, kl_estimate
-from tracerl.algorithms.losses import LossAgg, aggregate, clipped_policy_loss, sft_loss
+Names are imported on first use: `tracerl.algorithms.names` (the method names the
+config accepts) needs no torch.
+"""
 
-__all__ = ["KLEstimator", "LossAgg", "aggregate", "broadcast_to_tokens", "clipped_policy_loss",
-           "grpo_advantages", "kl_estimate", "sft_loss"]
+from tracerl.util.lazy import lazy_exports
+
+_EXPORTS = {
+    "broadcast_to_tokens": "tracerl.algorithms.advantages",
+    "grpo_advantages": "tracerl.algorithms.advantages",
+    "kl_estimate": "tracerl.algorithms.kl",
+    "aggregate": "tracerl.algorithms.losses",
+    "clipped_policy_loss": "tracerl.algorithms.losses",
+    "sft_loss": "tracerl.algorithms.losses",
+    "KLEstimator": "tracerl.algorithms.names",
+    "LossAgg": "tracerl.algorithms.names",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

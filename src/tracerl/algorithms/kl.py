@@ -9,11 +9,9 @@ sampled from p (so log r = ref_logp - logp),
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 
-KLEstimator = Literal["k1", "k2", "k3"]
+from tracerl.algorithms.names import KLEstimator
 
 
 def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor,

@@ -7,11 +7,10 @@ tokens the policy sampled (the loss only ever sees those).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
-LossAgg = Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum"]
+from tracerl.algorithms.names import LossAgg
 
 
 def aggregate(loss_mat: torch.Tensor, mask: torch.Tensor, mode: LossAgg,

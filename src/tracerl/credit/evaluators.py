@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from tracerl.evals.judges import JudgeConfig, JudgeParseError, parse_json_reply, render_transcript
-from tracerl.evals.openai_http import EndpointError
 from tracerl.types import Trajectory, assistant_message
+from tracerl.util.http import EndpointError
 
 log = logging.getLogger(__name__)
 

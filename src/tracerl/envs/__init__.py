@@ -1,9 +1,24 @@
-"""Environments: the Env protocol, check_env, ToolEnv and built-in task families."""
+"""Environments: the Env protocol, check_env, ToolEnv and built-in task families.
 
-from tracerl.envs.base import Env, EnvCheckError, EnvFactory, StepResult, check_env
-from tracerl.envs.calc import CalcFamily
-from tracerl.envs.family import TaskFamily
-from tracerl.envs.tool_env import ToolEnv, ToolEnvConfig
+Names are imported on first use (a module's own imports stay its own)."""
 
-__all__ = ["CalcFamily", "Env", "EnvCheckError", "EnvFactory", "StepResult", "TaskFamily",
-           "ToolEnv", "ToolEnvConfig", "check_env"]
+from tracerl.util.lazy import lazy_exports
+
+_EXPORTS = {
+    "CalcFamily": "tracerl.envs.calc",
+    "Env": "tracerl.envs.base",
+    "EnvCheckError": "tracerl.envs.base",
+    "FamilyContext": "tracerl.envs.registry",
+    "FamilySpec": "tracerl.envs.registry",
+    "build_family": "tracerl.envs.registry",
+    "families": "tracerl.envs.registry",
+    "register_family": "tracerl.envs.registry",
+    "EnvFactory": "tracerl.envs.base",
+    "StepResult": "tracerl.envs.base",
+    "TaskFamily": "tracerl.envs.family",
+    "ToolEnv": "tracerl.envs.tool_env",
+    "ToolEnvConfig": "tracerl.envs.tool_env",
+    "check_env": "tracerl.envs.base",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from tracerl.envs.family import Split
+from tracerl.envs.registry import FamilyContext, register_family
 from tracerl.envs.tool_env import ToolEnv, ToolEnvConfig
 from tracerl.guard.pipeline import Guard
 from tracerl.tools.calculator import CalculatorError, evaluate, format_number
@@ -165,3 +166,23 @@ class CalcFamily:
         messages.append(Message("assistant", f"Answer: {task.answer}"))
         return messages
 
+
+
+@dataclass(frozen=True)
+class CalcConfig:
+    """`task.calc.*`: the calculator family's knobs."""
+
+    calls: int = 1
+    """Calculator calls each problem needs (1 to 6)."""
+    skip_tool_prob: float = 0.5
+    """Fraction of demonstrations that answer without the tool (imperfect cold start)."""
+    format_weight: float = 0.0
+    """Weight of the format term in the outcome reward (0 = correctness only)."""
+
+
+@register_family("calc", CalcConfig)
+def build_calc(section: CalcConfig, context: FamilyContext) -> CalcFamily:
+    """Arithmetic through a calculator tool; the answer must copy the tool's result."""
+    return CalcFamily(calls=section.calls, skip_tool_prob=section.skip_tool_prob,
+                      tool_timeout_s=context.tool_timeout_s,
+                      format_weight=section.format_weight, guard=context.guard)

@@ -16,7 +16,9 @@ import secrets
 from dataclasses import dataclass, field
 
 from tracerl.envs.family import Split
-from tracerl.envs.tool_env import ToolEnv
+from tracerl.envs.registry import FamilyContext, register_family
+from tracerl.envs.tool_env import ToolEnv, ToolEnvConfig
+from tracerl.guard.pipeline import Guard
 from tracerl.tools.hermes import format_tool_call
 from tracerl.tools.tool import Tool, tool
 from tracerl.types import Message, Task, ToolCall, Trajectory
@@ -47,6 +49,8 @@ class SecretFamily:
 
     name: str = "secret"
     issued: set[str] = field(default_factory=set)
+    guard: Guard | None = None
+    """Guardrails on every tool call and tool output (None = none)."""
 
     def __post_init__(self) -> None:
         self.reward = SecretReward(self.issued)
@@ -66,7 +70,7 @@ class SecretFamily:
                 for i in range(n)]
 
     def make_env(self) -> ToolEnv:
-        return ToolEnv([self.tool])
+        return ToolEnv([self.tool], ToolEnvConfig(guard=self.guard))
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
         value = self.tool.fn()
@@ -74,3 +78,14 @@ class SecretFamily:
         return [Message("assistant", format_tool_call(call), tool_calls=(call,)),
                 Message("tool", value, tool_call_id="call_0", name="get_secret"),
                 Message("assistant", f"Answer: {value}")]
+
+
+@dataclass(frozen=True)
+class SecretConfig:
+    """`task.secret.*`: the plumbing fixture has no knobs."""
+
+
+@register_family("secret", SecretConfig)
+def build_secret(section: SecretConfig, context: FamilyContext) -> SecretFamily:
+    """Plumbing fixture: reward 1 only if the tool's fresh secret reaches the answer."""
+    return SecretFamily(guard=context.guard)

@@ -29,7 +29,9 @@ from dataclasses import dataclass
 
 from tracerl.envs.base import StepResult
 from tracerl.envs.family import Split
-from tracerl.envs.tool_env import ToolEnv
+from tracerl.envs.registry import FamilyContext, register_family
+from tracerl.envs.tool_env import ToolEnv, ToolEnvConfig
+from tracerl.guard.pipeline import Guard
 from tracerl.tools.hermes import CLOSE, OPEN
 from tracerl.tools.tool import Tool, tool
 from tracerl.types import Message, Task, ToolCall, Trajectory
@@ -67,13 +69,13 @@ def _is_heldout(start: Cell, goal: Cell) -> bool:
 class MazeEnv(ToolEnv):
     """ToolEnv with the agent's position, the goal and a move budget."""
 
-    def __init__(self, size: int, slack: int) -> None:
+    def __init__(self, size: int, slack: int, guard: Guard | None = None) -> None:
         self.size = size
         self.slack = slack
         self.position: Cell = (0, 0)
         self.goal: Cell = (0, 0)
         self.moves_left = 0
-        super().__init__([self._move_tool(d) for d in STEPS])
+        super().__init__([self._move_tool(d) for d in STEPS], ToolEnvConfig(guard=guard))
 
     def _move_tool(self, direction: str) -> Tool:
         dx, dy = STEPS[direction]
@@ -143,6 +145,8 @@ class MazeFamily:
     max_moves: int = 12
     slack: int = 2
     detour_prob: float = 0.1
+    guard: Guard | None = None
+    """Guardrails on every tool call and tool output (None = none)."""
     name: str = "maze"
 
     def __post_init__(self) -> None:
@@ -180,7 +184,7 @@ class MazeFamily:
         return out
 
     def make_env(self) -> MazeEnv:
-        return MazeEnv(self.size, self.slack)
+        return MazeEnv(self.size, self.slack, self.guard)
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
         """Oracle walk (x first, then y); before each step, with `detour_prob`, a wasted
@@ -237,3 +241,26 @@ def _detour(start: Cell, done: list[str], size: int, rng: random.Random) -> tupl
         return None
     d = rng.choice(options)
     return d, back[d]
+
+
+@dataclass(frozen=True)
+class MazeConfig:
+    """`task.maze.*`: the long-horizon grid walk's knobs."""
+
+    size: int = 10
+    """Grid side (coordinates 0..size-1)."""
+    min_moves: int = 8
+    """Shortest start-to-goal distance of a task."""
+    max_moves: int = 12
+    """Longest start-to-goal distance (set rl.max_turns >= this + slack)."""
+    slack: int = 2
+    """Moves allowed beyond the distance before the episode is truncated."""
+    detour_prob: float = 0.1
+    """Chance per demonstration step of a wasted step out and back (imperfect SFT)."""
+
+
+@register_family("maze", MazeConfig)
+def build_maze(section: MazeConfig, context: FamilyContext) -> MazeFamily:
+    """A grid walk to a goal, one move tool call per step (8-20 calls per episode)."""
+    return MazeFamily(section.size, section.min_moves, section.max_moves, section.slack,
+                      section.detour_prob, guard=context.guard)

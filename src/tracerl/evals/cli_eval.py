@@ -134,8 +134,8 @@ def _is_checkpoint(args: argparse.Namespace) -> bool:
 
 
 def _run_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
-    from tracerl.evals.checkpoint import evaluate_checkpoint
     from tracerl.train.configlib import ConfigError
+    from tracerl.train.evaluate import evaluate_checkpoint
 
     try:
         report = evaluate_checkpoint(args.data, args.overrides, args.tasks, args.k,

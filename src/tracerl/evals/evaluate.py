@@ -14,7 +14,7 @@ from typing import Any
 
 from tracerl.evals.items import EvalItem, load_items
 from tracerl.evals.metric import Metric, score
-from tracerl.trace.table import format_table
+from tracerl.util.table import format_table
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,13 @@ without token ids becomes a text-only Trajectory (empty id lists).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tracerl.types import Message, Task, Trajectory, Turn, assistant_message
+from tracerl.util.jsonl import json_lines
 
 
 @dataclass(frozen=True)
@@ -77,19 +77,6 @@ def item_from_record(record: Mapping[str, Any], where: str) -> EvalItem:
     item_id = str(record.get("id", record.get("trace_id", where)))
     reference = {k: v for k, v in record.items() if k != "messages"}
     return EvalItem(item_id, trajectory_from_messages(messages, item_id), reference)
-
-
-def json_lines(path: str | Path) -> Iterator[tuple[str, Any]]:
-    """(where, record) for each non-blank line of a JSONL file; where = "path:line"."""
-    with Path(path).open(encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                yield where, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not JSON: {exc.msg}") from exc
 
 
 def read_jsonl(path: str | Path) -> Iterator[EvalItem]:

@@ -22,8 +22,8 @@ from typing import Any
 
 from tracerl.evals.items import EvalItem, item_from_trajectory
 from tracerl.evals.metric import MetricResult
-from tracerl.evals.openai_http import EndpointError, OpenAIHTTPClient, first_message_text
 from tracerl.types import Group, Message, Trajectory
+from tracerl.util.http import EndpointError, OpenAIHTTPClient, first_message_text
 
 log = logging.getLogger(__name__)
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)

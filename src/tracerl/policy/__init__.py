@@ -1,14 +1,20 @@
-"""Policies (transformers causal LMs + tokenizer) and samplers."""
+"""Policies (transformers causal LMs + tokenizer) and samplers.
 
-from tracerl.policy.model import Policy, TinySpec, load_policy, write_tiny
-from tracerl.policy.sampler import Sample, SamplingParams, TransformersSampler
+Names are imported on first use: `tracerl.policy.sampling` and `tracerl.policy.tiny`
+need no torch.
+"""
 
-__all__ = [
-    "Policy",
-    "Sample",
-    "SamplingParams",
-    "TinySpec",
-    "TransformersSampler",
-    "load_policy",
-    "write_tiny",
-]
+from tracerl.util.lazy import lazy_exports
+
+_EXPORTS = {
+    "Policy": "tracerl.policy.model",
+    "load_policy": "tracerl.policy.model",
+    "write_tiny": "tracerl.policy.model",
+    "TinySpec": "tracerl.policy.tiny",
+    "Sample": "tracerl.policy.sampling",
+    "Sampler": "tracerl.policy.sampling",
+    "SamplingParams": "tracerl.policy.sampling",
+    "TransformersSampler": "tracerl.policy.sampler",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

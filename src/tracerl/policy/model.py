@@ -22,6 +22,7 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
+from tracerl.policy.tiny import TinySpec
 from tracerl.policy.tokenizer import build_char_tokenizer
 
 # Loading a local directory needs no per-shard progress bars in our logs.
@@ -30,27 +31,6 @@ hf_logging.disable_progress_bar()
 # Stop a turn at the end of a tool call (the env then answers) or at the end of turn.
 STOP_TOKENS = ("</tool_call>", "<|im_end|>")
 TURN_END = "<|im_end|>"
-
-
-@dataclass(frozen=True)
-class TinySpec:
-    """Size of the built-in tiny policy."""
-
-    hidden_size: int = 192
-    """Width of the residual stream."""
-    layers: int = 2
-    """Transformer blocks (2 learn to copy operands faster than 4 at this size)."""
-    heads: int = 6
-    """Attention heads (hidden_size must divide by it)."""
-    intermediate_size: int = 576
-    """Width of the SwiGLU feed-forward layer."""
-    max_positions: int = 1024
-    """Longest sequence (prompt + response) the model accepts."""
-
-    def __post_init__(self) -> None:
-        if self.hidden_size % self.heads:
-            raise ValueError(
-                f"hidden_size {self.hidden_size} is not divisible by heads {self.heads}")
 
 
 @dataclass

@@ -11,35 +11,11 @@ which is what the trainer recomputes (behaviour logprobs for importance ratios).
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
-from typing import Literal
 
 import torch
 from transformers import DynamicCache, PreTrainedModel
 
-
-@dataclass(frozen=True)
-class SamplingParams:
-    temperature: float = 1.0
-    """0 means greedy decoding."""
-    top_p: float = 1.0
-    max_new_tokens: int = 128
-    stop_ids: tuple[int, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
-
-
-@dataclass
-class Sample:
-    ids: list[int]
-    logprobs: list[float]
-    finish: Literal["stop", "length"]
+from tracerl.policy.sampling import Sample, SamplingParams
 
 
 def _choose(logits: torch.Tensor, p: SamplingParams,
@@ -80,7 +56,7 @@ def cache_kwarg(model: PreTrainedModel) -> str:
 
 
 class TransformersSampler:
-    """Samples continuations of token-id contexts with a transformers causal LM."""
+    """The Sampler for a transformers causal LM (tracerl.policy.sampling.Sampler)."""
 
     def __init__(self, model: PreTrainedModel, pad_id: int, seed: int | None = None) -> None:
         self.model = model

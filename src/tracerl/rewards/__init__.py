@@ -1,33 +1,30 @@
-"""Verifiable rewards: programmatic checks, composition, adapters and audits."""
+"""Verifiable rewards: programmatic checks, composition, adapters and audits.
 
-from tracerl.rewards.audit import AuditReport, HackResult, audit, resolve_reward
-from tracerl.rewards.base import Reward, RewardResult
-from tracerl.rewards.code import CodeTestsReward, code_tests
-from tracerl.rewards.compose import FormatReward, FunctionReward, Gate, PerTurn, WeightedSum
-from tracerl.rewards.extract import extract_answer, extract_code
-from tracerl.rewards.math import MathAnswerReward, math_answer
-from tracerl.rewards.testspec import IOCase, parse_tests
-from tracerl.rewards.trl import trl_reward_func
+Names are imported on first use (a module's own imports stay its own)."""
 
-__all__ = [
-    "AuditReport",
-    "CodeTestsReward",
-    "FormatReward",
-    "FunctionReward",
-    "Gate",
-    "HackResult",
-    "IOCase",
-    "MathAnswerReward",
-    "PerTurn",
-    "Reward",
-    "RewardResult",
-    "WeightedSum",
-    "audit",
-    "code_tests",
-    "extract_answer",
-    "extract_code",
-    "math_answer",
-    "parse_tests",
-    "resolve_reward",
-    "trl_reward_func",
-]
+from tracerl.util.lazy import lazy_exports
+
+_EXPORTS = {
+    "AuditReport": "tracerl.rewards.audit",
+    "CodeTestsReward": "tracerl.rewards.code",
+    "FormatReward": "tracerl.rewards.compose",
+    "FunctionReward": "tracerl.rewards.compose",
+    "Gate": "tracerl.rewards.compose",
+    "HackResult": "tracerl.rewards.audit",
+    "IOCase": "tracerl.rewards.testspec",
+    "MathAnswerReward": "tracerl.rewards.math",
+    "PerTurn": "tracerl.rewards.compose",
+    "Reward": "tracerl.rewards.base",
+    "RewardResult": "tracerl.rewards.base",
+    "WeightedSum": "tracerl.rewards.compose",
+    "audit": "tracerl.rewards.audit",
+    "code_tests": "tracerl.rewards.code",
+    "extract_answer": "tracerl.rewards.extract",
+    "extract_code": "tracerl.rewards.extract",
+    "math_answer": "tracerl.rewards.math",
+    "parse_tests": "tracerl.rewards.testspec",
+    "resolve_reward": "tracerl.rewards.audit",
+    "trl_reward_func": "tracerl.rewards.trl",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

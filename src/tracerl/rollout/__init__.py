@@ -1,7 +1,16 @@
-"""Multi-turn rollouts: the asyncio runner and token-in, token-out rendering."""
+"""Multi-turn rollouts: the asyncio runner and token-in, token-out rendering.
 
-from tracerl.rollout.render import ChatRenderer, TemplateMismatchError
-from tracerl.rollout.runner import RolloutConfig, RolloutRunner, RolloutStats
+Names are imported on first use: `tracerl.rollout.config` needs no torch.
+"""
 
-__all__ = ["ChatRenderer", "RolloutConfig", "RolloutRunner", "RolloutStats",
-           "TemplateMismatchError"]
+from tracerl.util.lazy import lazy_exports
+
+_EXPORTS = {
+    "ChatRenderer": "tracerl.rollout.render",
+    "TemplateMismatchError": "tracerl.rollout.render",
+    "RolloutConfig": "tracerl.rollout.config",
+    "RolloutRunner": "tracerl.rollout.runner",
+    "RolloutStats": "tracerl.rollout.runner",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

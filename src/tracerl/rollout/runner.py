@@ -17,29 +17,14 @@ import asyncio
 import copy
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tracerl.envs.base import Env, EnvFactory, StepResult
-from tracerl.policy.sampler import Sample, SamplingParams, TransformersSampler
+from tracerl.policy.sampling import Sample, Sampler, SamplingParams
 from tracerl.rewards.base import Reward
+from tracerl.rollout.config import RolloutConfig
 from tracerl.rollout.render import ChatRenderer
 from tracerl.types import Group, Message, Status, Task, Trajectory, Turn, assistant_message
-
-
-@dataclass(frozen=True)
-class RolloutConfig:
-    group_size: int = 8
-    """Trajectories sampled per task (G)."""
-    max_turns: int = 8
-    """Policy turns per trajectory before it is truncated."""
-    max_turn_tokens: int = 96
-    """Tokens the policy may sample in one turn."""
-    max_response_tokens: int = 512
-    """Sampled plus observation tokens per trajectory before it is truncated."""
-    temperature: float = 1.0
-    top_p: float = 1.0
-    guard_penalty: bool = False
-    """Subtract the guard's penalties (blocked or flagged calls) from the outcome reward."""
 
 
 class ReplayMismatchError(RuntimeError):
@@ -87,30 +72,52 @@ class RolloutStats:
 
 
 class RolloutRunner:
-    """Runs groups of multi-turn trajectories with a sampler, envs and a reward."""
+    """Runs groups of multi-turn trajectories with a Sampler, envs and a reward.
 
-    def __init__(self, sampler: TransformersSampler, renderer: ChatRenderer,
+    `config` is fixed for the runner's life; one call may sample a different group size
+    or temperature (held-out evaluation, DPO pairs) by passing them to `run`.
+    `guard_penalty` subtracts the guard's penalties (blocked or flagged tool calls) from
+    the outcome reward.
+    """
+
+    def __init__(self, sampler: Sampler, renderer: ChatRenderer,
                  stop_ids: tuple[int, ...], env_factory: EnvFactory, reward: Reward,
-                 config: RolloutConfig) -> None:
+                 config: RolloutConfig, guard_penalty: bool = False) -> None:
         self.sampler = sampler
         self.renderer = renderer
         self.stop_ids = stop_ids
         self.env_factory = env_factory
         self.reward = reward
-        self.config = config
+        self.config = RolloutConfig.of(config)
+        self.guard_penalty = guard_penalty
         self.stats = RolloutStats()
 
-    def run(self, tasks: list[Task], policy_version: int = 0) -> list[Group]:
+    def run(self, tasks: list[Task], policy_version: int = 0, *,
+            group_size: int | None = None, temperature: float | None = None) -> list[Group]:
         """Synchronous entry point: `asyncio.run(self.arun(...))`."""
-        return asyncio.run(self.arun(tasks, policy_version))
+        return asyncio.run(self.arun(tasks, policy_version, group_size=group_size,
+                                     temperature=temperature))
 
-    async def arun(self, tasks: list[Task], policy_version: int = 0) -> list[Group]:
+    async def arun(self, tasks: list[Task], policy_version: int = 0, *,
+                   group_size: int | None = None,
+                   temperature: float | None = None) -> list[Group]:
+        """`group_size` trajectories per task (default `config.group_size`), sampled at
+        `temperature` (default `config.temperature`)."""
         self.stats = RolloutStats()
+        cfg = self._settings(group_size, temperature)
         episodes = await asyncio.gather(*(
             self._start(task, g, s, policy_version)
-            for g, task in enumerate(tasks) for s in range(self.config.group_size)
+            for g, task in enumerate(tasks) for s in range(cfg.group_size)
         ))
-        return await self._drive(episodes, tasks)
+        return await self._drive(episodes, tasks, cfg)
+
+    def _settings(self, group_size: int | None, temperature: float | None) -> RolloutConfig:
+        changes: dict[str, float | int] = {}
+        if group_size is not None:
+            changes["group_size"] = group_size
+        if temperature is not None:
+            changes["temperature"] = temperature
+        return replace(self.config, **changes) if changes else self.config
 
     def run_from(self, prefixes: list[Prefix], samples: int,
                  policy_version: int = 0) -> list[Group]:
@@ -128,11 +135,12 @@ class RolloutRunner:
             self._start_from(p, g, s, policy_version)
             for g, p in enumerate(prefixes) for s in range(samples)
         ))
-        return await self._drive(episodes, [p.trajectory.task for p in prefixes])
+        return await self._drive(episodes, [p.trajectory.task for p in prefixes], self.config)
 
-    async def _drive(self, episodes: list[_Episode], tasks: list[Task]) -> list[Group]:
+    async def _drive(self, episodes: list[_Episode], tasks: list[Task],
+                     cfg: RolloutConfig) -> list[Group]:
         while any(ep.live for ep in episodes):
-            await self._advance([ep for ep in episodes if ep.live])
+            await self._advance([ep for ep in episodes if ep.live], cfg)
         await asyncio.gather(*(self._finish(ep) for ep in episodes))
         self.stats.trajectories = len(episodes)
         groups = []
@@ -183,8 +191,7 @@ class RolloutRunner:
                           sample_index=sample, policy_version=version)
         return _Episode(env, traj, list(messages), list(prompt))
 
-    async def _advance(self, live: list[_Episode]) -> None:
-        cfg = self.config
+    async def _advance(self, live: list[_Episode], cfg: RolloutConfig) -> None:
         budgets = [min(cfg.max_turn_tokens, cfg.max_response_tokens - ep.used) for ep in live]
         params = SamplingParams(cfg.temperature, cfg.top_p, cfg.max_turn_tokens, self.stop_ids)
         t0 = time.perf_counter()
@@ -192,10 +199,11 @@ class RolloutRunner:
             self.sampler.generate, [ep.context for ep in live], params, budgets)
         self.stats.sample_seconds += time.perf_counter() - t0
         t0 = time.perf_counter()
-        await asyncio.gather(*(self._step(ep, s) for ep, s in zip(live, samples, strict=True)))
+        await asyncio.gather(*(self._step(ep, s, cfg)
+                               for ep, s in zip(live, samples, strict=True)))
         self.stats.env_seconds += time.perf_counter() - t0
 
-    async def _step(self, ep: _Episode, sample: Sample) -> None:
+    async def _step(self, ep: _Episode, sample: Sample, cfg: RolloutConfig) -> None:
         started = time.time()
         text = self.renderer.decode(sample.ids)
         turn = Turn(action_ids=sample.ids, action_logprobs=sample.logprobs, action_text=text,
@@ -206,13 +214,13 @@ class RolloutRunner:
         self.stats.sampled_tokens += len(sample.ids)
         try:
             result = await ep.env.step(text)
-            self._observe(ep, turn, result)
+            self._observe(ep, turn, result, cfg)
         except Exception as e:  # contained: this trajectory is an infrastructure error
             self._fail(ep, f"env.step raised {type(e).__name__}: {e}", traceback.format_exc())
         turn.ended_at = time.time()
 
-    def _observe(self, ep: _Episode, turn: Turn, result: StepResult) -> None:
-        cfg = self.config
+    def _observe(self, ep: _Episode, turn: Turn, result: StepResult,
+                 cfg: RolloutConfig) -> None:
         turn.observations = list(result.observations)
         turn.tool_calls = list(result.tool_calls)
         turn.tool_results = list(result.tool_results)
@@ -261,7 +269,7 @@ class RolloutRunner:
                 self.stats.errors.append(traceback.format_exc())
         traj.reward_parts[self.reward.name] = traj.outcome_reward
         penalty = sum(r.guard_penalty for t in traj.turns for r in t.tool_results)
-        if self.config.guard_penalty and penalty and traj.outcome_reward is not None:
+        if self.guard_penalty and penalty and traj.outcome_reward is not None:
             traj.reward_parts["guard_penalty"] = -penalty
             traj.outcome_reward -= penalty
         if traj.outcome_reward is None:

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from tracerl.trace import conventions as c
 from tracerl.trace.export import write_conversations, write_otlp_json
 from tracerl.trace.store import SpanRecord, TraceStore, TrajectorySummary
-from tracerl.trace.table import format_table
+from tracerl.util.table import format_table
 
 
 def _add_filters(p: argparse.ArgumentParser) -> None:

@@ -1,7 +1,17 @@
-"""Training: config, stages (SFT, GRPO), the Trainer, checkpoints and loggers."""
+"""Training: config, stages (SFT, DPO, RL), the Trainer, checkpoints and loggers.
 
-from tracerl.train.config import TrainConfig
-from tracerl.train.configlib import ConfigError
-from tracerl.train.trainer import Summary, Trainer
+Names are imported on first use, so reading the config never loads torch.
+"""
 
-__all__ = ["ConfigError", "Summary", "TrainConfig", "Trainer"]
+from tracerl.util.lazy import lazy_exports
+
+_EXPORTS = {
+    "ConfigError": "tracerl.train.configlib",
+    "TrainConfig": "tracerl.train.config",
+    "Summary": "tracerl.train.trainer",
+    "Trainer": "tracerl.train.trainer",
+    "RLStep": "tracerl.train.rl_step",
+    "build_runner": "tracerl.train.runner",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

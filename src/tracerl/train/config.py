@@ -1,48 +1,56 @@
-"""The training config: typed sections, each field documented (shown by `--help`)."""
+"""The training config: typed sections, each field documented (shown by `--help`).
+
+Importing this module loads no torch: every section is a plain dataclass, the method
+names come from tracerl.algorithms.names and each task family's section from the
+family registry (tracerl.envs.registry).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+import logging
+from dataclasses import dataclass, field, make_dataclass
+from typing import Any, Literal
 
-from tracerl.algorithms.kl import KLEstimator
-from tracerl.algorithms.losses import LossAgg
-from tracerl.policy.model import TinySpec
-from tracerl.rollout.runner import RolloutConfig
+from tracerl.algorithms.names import Advantage, KLEstimator, LossAgg, PolicyLoss
+from tracerl.envs.registry import families
+from tracerl.policy.tiny import TinySpec
+from tracerl.rollout.config import RolloutConfig
 
+log = logging.getLogger(__name__)
 Stage = Literal["sft", "dpo", "rl"]
-Advantage = Literal["grpo", "dr_grpo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "gae",
-                    "turn_gae", "mt_grpo", "gigpo"]
-PolicyLoss = Literal["ppo", "gspo", "cispo"]
 
 
-@dataclass(frozen=True)
-class TaskConfig:
-    family: Literal["calc", "code", "maze"] = "calc"
-    """Task family: calc (calculator tool), code (sandboxed Python, hidden tests) or maze
-    (long-horizon grid walk, 8-20 tool calls)."""
-    calls: int = 1
-    """calc: calculator calls each problem needs (1 to 6)."""
-    skip_tool_prob: float = 0.5
-    """calc: fraction of demonstrations that answer without the tool (imperfect cold start)."""
-    format_weight: float = 0.0
-    """calc: weight of the format term in the outcome reward (0 = correctness only)."""
-    tool_timeout_s: float = 5.0
-    """Wall-clock limit of one tool call (code: of one sandboxed run)."""
-    path: str = ""
-    """code: a local JSONL file of problems ('' = the built-in problems)."""
-    dataset_format: Literal["tracerl", "humaneval", "mbpp"] = "tracerl"
-    """code: the shape of `path` (tracerl, humaneval or mbpp)."""
-    maze_size: int = 10
-    """maze: grid side (coordinates 0..size-1)."""
-    maze_min_moves: int = 8
-    """maze: shortest start-to-goal distance of a task."""
-    maze_max_moves: int = 12
-    """maze: longest start-to-goal distance (set rl.max_turns >= this + maze_slack)."""
-    maze_slack: int = 2
-    """maze: moves allowed beyond the distance before the episode is truncated."""
-    maze_detour_prob: float = 0.1
-    """maze: chance per demonstration step of a wasted step out and back (imperfect SFT)."""
+def _task_config_class() -> type:
+    """TaskConfig: the family's name, shared knobs, and one section per registered family."""
+    specs = families()
+
+    def section(self: Any) -> Any:
+        """The chosen family's section (None for a `module:attribute` reference)."""
+        return getattr(self, self.family, None)
+
+    def post_init(self: Any) -> None:
+        if self.family not in specs and ":" not in self.family:
+            raise ValueError(f"unknown task family {self.family!r}; registered: "
+                             f"{sorted(specs)} (or give module:attribute)")
+        if self.tool_timeout_s <= 0:
+            raise ValueError(f"tool_timeout_s must be > 0, got {self.tool_timeout_s}")
+
+    fields: list[Any] = [
+        ("family", str, field(default="calc", metadata={"doc": (
+            f"Task family: {', '.join(specs)}, or module:attribute naming a builder "
+            "registered with tracerl.envs.register_family.")})),
+        ("tool_timeout_s", float, field(default=5.0, metadata={
+            "doc": "Wall-clock limit of one tool call (code: of one sandboxed run)."})),
+    ]
+    fields += [(name, spec.section, field(default_factory=spec.section, metadata={
+        "doc": spec.summary})) for name, spec in specs.items()]
+    cls = make_dataclass("TaskConfig", fields, frozen=True,
+                         namespace={"section": section, "__post_init__": post_init})
+    cls.__module__ = __name__
+    return cls
+
+
+TaskConfig = _task_config_class()
 
 
 @dataclass(frozen=True)
@@ -62,33 +70,21 @@ class SFTConfig:
 
 
 @dataclass(frozen=True)
-class RLConfig:
+class RLConfig(RolloutConfig):
+    """The `rl` section: the rollout settings (inherited) plus the update's."""
+
     steps: int = 100
-    """GRPO steps (one rollout batch and one update each)."""
+    """RL steps (one rollout batch and one update each)."""
     tasks_per_step: int = 8
     """Tasks per step; each gets group_size samples."""
-    group_size: int = 8
-    """Samples per task (G), the group of the group baseline."""
     lr: float = 1e-4
     """Learning rate (AdamW, constant; 3e-4 corrupts the tiny policy's tool-call syntax)."""
-    temperature: float = 1.0
-    """Sampling temperature of rollouts."""
-    top_p: float = 1.0
-    """Nucleus sampling of rollouts."""
-    max_turns: int = 8
-    """Policy turns before a trajectory is truncated."""
-    max_turn_tokens: int = 96
-    """Tokens sampled per turn at most."""
-    max_response_tokens: int = 512
-    """Response tokens (actions + observations) per trajectory at most."""
     clip_low: float = 0.2
     """Lower PPO clip range (ratio >= 1 - clip_low)."""
     clip_high: float = 0.28
     """Upper PPO clip range (DAPO clip-higher)."""
     loss_agg: LossAgg = "token-mean"
     """Loss aggregation: token-mean, seq-mean-token-mean or seq-mean-token-sum."""
-    std_normalize: bool = True
-    """Divide group advantages by the group std (False = Dr.GRPO)."""
     drop_uniform_groups: bool = True
     """Leave groups whose rewards are all equal out of the update (no signal; saves time)."""
     kl_coef: float = 0.0
@@ -102,9 +98,9 @@ class RLConfig:
     grad_clip: float = 1.0
     """Max global gradient norm."""
     advantage: Advantage = "grpo"
-    """Advantage estimator: grpo, dr_grpo, rloo, reinforce_pp, reinforce_pp_baseline, gae
-    (critic), turn_gae (bi-level GAE with step-evaluator turn rewards), mt_grpo or gigpo
-    (turn-level credit in group advantages)."""
+    """Advantage estimator: grpo, dr_grpo (no std normalisation), rloo, reinforce_pp,
+    reinforce_pp_baseline, gae (critic), turn_gae (bi-level GAE with step-evaluator turn
+    rewards), mt_grpo or gigpo (turn-level credit in group advantages)."""
     policy_loss: PolicyLoss = "ppo"
     """Policy loss: ppo (clipped), gspo (sequence ratio; use clip ~3e-4/4e-4) or cispo."""
     dual_clip: float | None = None
@@ -138,15 +134,10 @@ class RLConfig:
     """Stop RL at the first periodic held-out evaluation (eval.every) reaching this
     success (0 = never; benchmarks measure steps-to-target with it)."""
 
-    def rollout(self, guard_penalty: bool = False) -> RolloutConfig:
-        """The runner's settings for these RL settings."""
-        return RolloutConfig(self.group_size, self.max_turns, self.max_turn_tokens,
-                             self.max_response_tokens, self.temperature, self.top_p,
-                             guard_penalty)
-
     def __post_init__(self) -> None:
-        if self.dual_clip is not None and (self.dual_clip <= 1.0 or self.policy_loss != "ppo"):
-            raise ValueError("rl.dual_clip must be > 1 and needs rl.policy_loss=ppo")
+        super().__post_init__()
+        if self.dual_clip is not None and self.dual_clip <= 1.0:
+            raise ValueError(f"rl.dual_clip must be > 1, got {self.dual_clip}")
         if self.tis_cap < 0 or self.overlong_max < 0 or self.critic_warmup < 0:
             raise ValueError("rl.tis_cap, rl.overlong_max and rl.critic_warmup must be >= 0")
         if self.overlong_max and not 0 < self.overlong_cache <= self.overlong_max:
@@ -277,10 +268,60 @@ class TrainConfig:
     trace: TraceConfig = field(default_factory=TraceConfig)
     guard: GuardSection = field(default_factory=GuardSection)
 
+    @staticmethod
+    def upgrade_keys(data: dict[str, Any]) -> dict[str, Any]:
+        """Move keys of older configs (and older run directories) to where they live now."""
+        return upgrade_keys(data)
+
     def __post_init__(self) -> None:
         if not self.stages:
             raise ValueError("stages must name at least one of sft, dpo, rl")
         if len(set(self.stages)) != len(self.stages):
             raise ValueError(f"stages repeats a stage: {self.stages}")
-        if self.rl.advantage == "mt_grpo" and self.credit.evaluator == "none":
-            raise ValueError("rl.advantage=mt_grpo needs a step evaluator: set credit.evaluator")
+        # The method table holds torch functions; it is read only when a config is built,
+        # so importing this module (`--help`, the docs) stays torch-free.
+        from tracerl.train.methods import check_methods
+
+        check_methods(self)
+
+
+MOVED_KEYS = {
+    "task.calls": "task.calc.calls",
+    "task.skip_tool_prob": "task.calc.skip_tool_prob",
+    "task.format_weight": "task.calc.format_weight",
+    "task.path": "task.code.path",
+    "task.dataset_format": "task.code.dataset_format",
+    "task.maze_size": "task.maze.size",
+    "task.maze_min_moves": "task.maze.min_moves",
+    "task.maze_max_moves": "task.maze.max_moves",
+    "task.maze_slack": "task.maze.slack",
+    "task.maze_detour_prob": "task.maze.detour_prob",
+}
+"""Keys that moved into their family's section (the family registry, issue 10)."""
+
+
+def upgrade_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite moved keys in a nested config dict (a warning each); the input is unchanged.
+
+    `rl.std_normalize` (the old second Dr.GRPO switch) becomes `rl.advantage=dr_grpo`:
+    false with grpo maps to dr_grpo, true is the default and is dropped.
+    """
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
+    for old, new in MOVED_KEYS.items():
+        section, key = old.split(".")
+        if isinstance(out.get(section), dict) and key in out[section]:
+            value = out[section].pop(key)
+            _, family, name = new.split(".")
+            target = out[section].setdefault(family, {})
+            if isinstance(target, dict):
+                target.setdefault(name, value)
+            log.warning("config key %s is now %s", old, new)
+    rl = out.get("rl")
+    if isinstance(rl, dict) and "std_normalize" in rl:
+        if rl.pop("std_normalize") is False:
+            if rl.get("advantage", "grpo") != "grpo":
+                raise ValueError("rl.std_normalize=false was the Dr.GRPO switch for grpo; "
+                                 "it no longer exists: use rl.advantage=dr_grpo")
+            rl["advantage"] = "dr_grpo"
+        log.warning("config key rl.std_normalize is gone: Dr.GRPO is rl.advantage=dr_grpo")
+    return out

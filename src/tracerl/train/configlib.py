@@ -25,7 +25,16 @@ class ConfigError(ValueError):
 
 @cache
 def field_docs(cls: type) -> dict[str, str]:
-    """The docstring under each field of a dataclass, read from its source."""
+    """The docstring under each field of a dataclass (and its bases), read from source."""
+    docs: dict[str, str] = {}
+    for base in reversed(cls.__mro__[1:]):
+        if dataclasses.is_dataclass(base):
+            docs.update(field_docs(base))
+    docs.update(_own_field_docs(cls))
+    return docs
+
+
+def _own_field_docs(cls: type) -> dict[str, str]:
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     except (OSError, TypeError):
@@ -144,7 +153,14 @@ def load(cls: type, yaml_path: str | None = None, overrides: list[str] | None = 
         if not isinstance(loaded, dict):
             raise ConfigError(f"{yaml_path}: the top level must be a mapping")
         data = _merge(data, loaded)
-    return from_dict(cls, apply_overrides(data, overrides or []))
+    data = apply_overrides(data, overrides or [])
+    upgrade = getattr(cls, "upgrade_keys", None)
+    if upgrade is not None:
+        try:
+            data = upgrade(data)
+        except ValueError as e:
+            raise ConfigError(str(e)) from e
+    return from_dict(cls, data)
 
 
 def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -160,11 +176,12 @@ def describe(cls: type, prefix: str = "") -> list[tuple[str, str, str, str]]:
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
     for f in dataclasses.fields(cls):
+        doc = docs.get(f.name) or f.metadata.get("doc", "")
         tp = hints[f.name]
         if dataclasses.is_dataclass(tp):
             rows += describe(tp, prefix + f.name + ".")  # type: ignore[arg-type]
             continue
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else "")
-        rows.append((prefix + f.name, _type_name(tp), repr(default), docs.get(f.name, "")))
+        rows.append((prefix + f.name, _type_name(tp), repr(default), doc))
     return rows

@@ -18,14 +18,13 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 from tracerl.algorithms.losses import dpo_loss
 from tracerl.envs.family import TaskFamily
-from tracerl.evals.items import json_lines
 from tracerl.policy.model import STOP_TOKENS, Policy
 from tracerl.rollout.demos import trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
@@ -33,6 +32,7 @@ from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import collate, token_logprobs
 from tracerl.train.config import DPOConfig, TrainConfig
 from tracerl.types import Group, Message, Task, Trajectory
+from tracerl.util.jsonl import json_lines
 
 Pair = tuple[Trajectory, Trajectory]
 
@@ -145,12 +145,8 @@ def run_dpo_stage(policy: Policy, config: TrainConfig, family: TaskFamily,
     """The `dpo` stage: collect pairs (rollouts or JSONL), then train."""
     cfg = config.dpo
     if cfg.pairs_from == "rollouts":
-        saved = runner.config
-        runner.config = replace(saved, group_size=cfg.group_size)
-        try:
-            groups = runner.run(family.tasks("train", cfg.tasks, seed=config.seed + 20_000))
-        finally:
-            runner.config = saved
+        groups = runner.run(family.tasks("train", cfg.tasks, seed=config.seed + 20_000),
+                            group_size=cfg.group_size)
         pairs = pairs_from_groups(groups)
         if not pairs:
             raise ValueError(f"dpo: no task among {cfg.tasks} gave samples with different "

@@ -1,6 +1,6 @@
-"""Advantage estimators for the RL step, selected by `rl.advantage` through ESTIMATORS.
+"""Advantage estimators adapted to the RL step's batch (the table is tracerl.train.methods).
 
-Each entry maps a CreditInputs (the kept trajectories as a TokenBatch plus rewards,
+Each function maps a CreditInputs (the kept trajectories as a TokenBatch plus rewards,
 group ids, turn structure, critic values and an optional in-reward KL penalty) to
 token advantages (B, T), and for critic-based estimators the value targets. The math
 lives in tracerl.algorithms; this module only reshapes batch tensors for it.
@@ -98,8 +98,12 @@ def _group_estimator(fn: Callable[[torch.Tensor], torch.Tensor]) -> Estimator:
     return estimate
 
 
-def _grpo(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
-    return _group_estimator(lambda r: grpo_advantages(r, cfg.std_normalize))(inp, cfg)
+grpo = _group_estimator(lambda r: grpo_advantages(r, std_normalize=True))
+"""GRPO: (r - group mean) / group std (Shao et al. 2024)."""
+dr_grpo = _group_estimator(lambda r: grpo_advantages(r, std_normalize=False))
+"""Dr.GRPO: r - group mean, no std normalisation (Liu et al. 2025)."""
+rloo = _group_estimator(rloo_advantages)
+"""RLOO: r minus the mean of the other samples of the group (Ahmadian et al. 2024)."""
 
 
 def _reinforce_pp(baseline: bool) -> Estimator:
@@ -120,13 +124,19 @@ def _need_values(inp: CreditInputs) -> torch.Tensor:
     return inp.values
 
 
-def _gae(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
+reinforce_pp = _reinforce_pp(baseline=False)
+"""REINFORCE++: batch-normalised discounted returns (Hu 2025)."""
+reinforce_pp_baseline = _reinforce_pp(baseline=True)
+"""REINFORCE++-baseline: the group mean subtracted first."""
+
+
+def gae(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
     adv, ret = gae_advantages(_token_rewards(inp, inp.rewards), _need_values(inp),
                               inp.batch.loss_mask, cfg.gamma, cfg.lam)
     return CreditOutput(adv, ret)
 
 
-def _turn_gae(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
+def turn_gae(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
     """Bi-level GAE: turn rewards (evaluator score - 0.5, so a neutral turn earns 0) at
     each turn's last token, the outcome added at the final one."""
     ends = turn_end_mask(inp.turn_index)  # (B, T)
@@ -143,18 +153,18 @@ def _turn_shape(inp: CreditInputs) -> int:
     return int(inp.turn_index.max()) + 1
 
 
-def _mt_grpo(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
+def mt_grpo(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
     k = _turn_shape(inp)
     tr = (inp.turn_rewards[:, :k] if inp.turn_rewards is not None
           else torch.full((len(inp.rewards), k), float("nan")))
     outcomes, (row, col) = _grouped(_seq_rewards(inp), inp.group_ids)  # (N, G)
     turns, _ = _grouped(tr, inp.group_ids)  # (N, G, K)
-    per_turn = mt_grpo_advantages(outcomes, turns, cfg.turn_weight, cfg.std_normalize)
+    per_turn = mt_grpo_advantages(outcomes, turns, cfg.turn_weight, std_normalize=True)
     return CreditOutput(per_turn_to_tokens(per_turn[row, col], inp.turn_index)
                         * inp.batch.loss_mask)
 
 
-def _gigpo(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
+def gigpo(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
     """GiGPO with the outcome as the only (sparse) reward: a step's return is
     gamma^(steps to the end) * outcome (plus trusted turn rewards, if any)."""
     if inp.anchors is None:
@@ -173,22 +183,6 @@ def _gigpo(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
     grouped_anchors, _ = _grouped(anchors.to(torch.float32), inp.group_ids)
     grouped_anchors = torch.nan_to_num(grouped_anchors, nan=-1.0).long()
     per_turn = gigpo_advantages(outcomes, grouped_returns, grouped_anchors, cfg.turn_weight,
-                                cfg.std_normalize)
+                                std_normalize=True)
     return CreditOutput(per_turn_to_tokens(per_turn[row, col], inp.turn_index)
                         * inp.batch.loss_mask)
-
-
-ESTIMATORS: dict[str, Estimator] = {
-    "grpo": _grpo,
-    "dr_grpo": _group_estimator(lambda r: grpo_advantages(r, std_normalize=False)),
-    "rloo": _group_estimator(rloo_advantages),
-    "reinforce_pp": _reinforce_pp(baseline=False),
-    "reinforce_pp_baseline": _reinforce_pp(baseline=True),
-    "gae": _gae,
-    "turn_gae": _turn_gae,
-    "mt_grpo": _mt_grpo,
-    "gigpo": _gigpo,
-}
-GROUP_BASELINES = frozenset({"grpo", "dr_grpo", "rloo"})
-"""Estimators whose advantage is 0 for a group of equal rewards (droppable groups)."""
-CRITIC_ESTIMATORS = frozenset({"gae", "turn_gae"})

@@ -1,10 +1,24 @@
-"""Held-out evaluation of a policy on a task family: success rate and tool use."""
+"""Held-out evaluation: of the policy being trained, and of a saved run or model.
+
+`evaluate_checkpoint` samples `k` trajectories per held-out task with the same family
+and rollout settings the run trained with (its config.yaml), and reports pass@1, pass@k
+(tracerl.evals.passk), mean reward and tool-use statistics.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
+from tracerl.evals.passk import pass_at_k
+from tracerl.policy.model import load_policy
+from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.runner import RolloutRunner
+from tracerl.train import configlib
+from tracerl.train.checkpoint import latest_checkpoint
+from tracerl.train.config import TrainConfig
+from tracerl.train.runner import build_runner, build_task_family
 from tracerl.types import Task, Trajectory
 
 SUCCESS_THRESHOLD = 1.0 - 1e-6
@@ -45,11 +59,61 @@ def summarize(trajectories: list[Trajectory]) -> EvalResult:
 def evaluate_policy(runner: RolloutRunner, tasks: list[Task], samples: int,
                     temperature: float) -> tuple[EvalResult, list[Trajectory]]:
     """Sample `samples` trajectories per held-out task and summarise them."""
-    saved = runner.config
-    runner.config = replace(saved, group_size=samples, temperature=temperature)
-    try:
-        groups = runner.run(tasks)
-    finally:
-        runner.config = saved
+    groups = runner.run(tasks, group_size=samples, temperature=temperature)
     trajs = [t for g in groups for t in g.trajectories]
     return summarize(trajs), trajs
+
+
+@dataclass(frozen=True)
+class CheckpointReport:
+    model: str
+    family: str
+    tasks: int
+    samples_per_task: int
+    pass_at_1: float
+    pass_at_k: float
+    mean_reward: float
+    tool_use: float
+    tool_calls_per_sample: float
+    tool_errors_per_sample: float
+    truncated: float
+    unjudged: int
+
+    def table(self) -> str:
+        rows = asdict(self)
+        width = max(len(k) for k in rows)
+        return "\n".join(f"{k.ljust(width)}  {v:.4f}" if isinstance(v, float) else
+                         f"{k.ljust(width)}  {v}" for k, v in rows.items())
+
+
+def resolve(path: Path) -> tuple[Path, TrainConfig | None]:
+    """A run directory -> (its latest checkpoint, its config); a model dir -> (it, None)."""
+    if (path / "config.yaml").is_file() and (path / "checkpoints").is_dir():
+        ckpt = latest_checkpoint(path)
+        if ckpt is None:
+            raise FileNotFoundError(f"run directory {path} has no complete checkpoint")
+        return ckpt, configlib.load(TrainConfig, str(path / "config.yaml"))
+    return path, None
+
+
+def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: int,
+                        temperature: float, seed: int = 0) -> CheckpointReport:
+    model_dir, run_config = resolve(Path(path))
+    base: dict[str, Any] = configlib.to_dict(run_config) if run_config else {}
+    cfg: TrainConfig = configlib.load(TrainConfig, None, overrides, base=base)
+    policy = load_policy(model_dir, cfg.device)
+    family = build_task_family(cfg)
+    runner = build_runner(cfg, policy, family,
+                          TransformersSampler(policy.model, policy.pad_id, seed=seed))
+    groups = runner.run(family.tasks("heldout", tasks, seed=seed), group_size=k,
+                        temperature=temperature)
+    trajs = [t for g in groups for t in g.trajectories]
+    s = summarize(trajs)
+    wins = [sum(is_success(t) for t in g.trajectories) for g in groups]
+    return CheckpointReport(
+        model=str(model_dir), family=family.name, tasks=len(groups), samples_per_task=k,
+        pass_at_1=sum(pass_at_k(k, c, 1) for c in wins) / len(wins),
+        pass_at_k=sum(pass_at_k(k, c, k) for c in wins) / len(wins),
+        mean_reward=s.mean_reward, tool_use=s.tool_use,
+        tool_calls_per_sample=sum(t.metrics["tool_calls"] for t in trajs) / len(trajs),
+        tool_errors_per_sample=s.tool_errors, truncated=s.truncated, unjudged=s.unjudged)

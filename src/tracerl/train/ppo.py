@@ -1,44 +1,23 @@
-"""The general RL update: any policy loss (ppo, gspo, cispo), optional truncated IS,
-KL in the loss, and a critic trained beside the policy (PPO with GAE).
+"""The RL update: any policy loss of tracerl.train.methods (ppo, gspo, cispo), optional
+truncated IS, KL in the loss, and a critic trained beside the policy (PPO with GAE).
 
-`grpo.update` is the default path's original form; this module generalises it: the
-loss is chosen through POLICY_LOSSES (no if-ladder), and token advantages arrive ready
-in the TokenBatch (computed by tracerl.train.estimators).
+Token advantages arrive ready in the TokenBatch (the RL step computes them with the
+configured estimator); this module only optimises.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import astuple, dataclass
 
 import torch
 from transformers import PreTrainedModel
 
 from tracerl.algorithms.kl import kl_estimate
-from tracerl.algorithms.losses import (
-    PolicyLossStats,
-    aggregate,
-    cispo_policy_loss,
-    clipped_policy_loss,
-    clipped_value_loss,
-    gspo_policy_loss,
-    truncated_is_weights,
-)
+from tracerl.algorithms.losses import aggregate, clipped_value_loss, truncated_is_weights
 from tracerl.train.batch import TokenBatch, token_logprobs
 from tracerl.train.config import RLConfig
+from tracerl.train.methods import policy_loss
 from tracerl.train.value import ValueModel
-
-PolicyLossFn = Callable[..., tuple[torch.Tensor, PolicyLossStats]]
-
-
-def policy_loss_fn(cfg: RLConfig) -> PolicyLossFn:
-    losses: dict[str, PolicyLossFn] = {
-        "ppo": partial(clipped_policy_loss, dual_clip=cfg.dual_clip),
-        "gspo": gspo_policy_loss,
-        "cispo": cispo_policy_loss,
-    }
-    return losses[cfg.policy_loss]
 
 
 @dataclass(frozen=True)
@@ -52,17 +31,37 @@ class Critic:
 
 
 @dataclass(frozen=True)
-class PPOMetrics:
+class PolicyStepStats:
+    """One optimiser step on the policy."""
+
     loss: float
     pg_loss: float
     kl: float
     clip_fraction: float
     approx_kl: float
     grad_norm: float
+
+
+@dataclass(frozen=True)
+class UpdateMetrics:
+    """One RL update (the means over its optimiser steps)."""
+
+    loss: float
+    """Policy loss plus kl_coef * KL (0 while the critic warms up)."""
+    pg_loss: float
+    kl: float
+    """KL to the reference in the loss (0 without one)."""
+    clip_fraction: float
+    approx_kl: float
+    """k3 estimate of KL(old || new) over action tokens."""
+    grad_norm: float
     value_loss: float
+    """Critic loss (0 without a critic)."""
     tis_weight: float
+    """Mean truncated-IS weight (1 when rl.tis_cap is off)."""
     trained_samples: int
     dropped_samples: int
+    """Unjudged, failed or uniform-group samples left out of the update."""
 
 
 @torch.no_grad()
@@ -88,9 +87,9 @@ def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfi
 
 def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: TokenBatch,
                  old_logp: torch.Tensor, weights: torch.Tensor | None,
-                 ref_logp: torch.Tensor | None, cfg: RLConfig) -> tuple[float, ...]:
+                 ref_logp: torch.Tensor | None, cfg: RLConfig) -> PolicyStepStats:
     logp = token_logprobs(model, mb.input_ids, mb.attention_mask, cfg.temperature)  # (b, T)
-    pg, stats = policy_loss_fn(cfg)(logp, old_logp, mb.advantages, mb.loss_mask,
+    pg, stats = policy_loss(cfg)(logp, old_logp, mb.advantages, mb.loss_mask,
                                     clip_low=cfg.clip_low, clip_high=cfg.clip_high,
                                     agg=cfg.loss_agg, weights=weights)
     kl = torch.zeros(())
@@ -101,18 +100,19 @@ def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: T
     loss.backward()
     gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     optimizer.step()
-    return loss.item(), pg.item(), kl.item(), stats.clip_fraction, stats.approx_kl, float(gn)
+    return PolicyStepStats(loss.item(), pg.item(), kl.item(), stats.clip_fraction,
+                           stats.approx_kl, float(gn))
 
 
 def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: TokenBatch,
                cfg: RLConfig, generator: torch.Generator, dropped: int,
                ref_logp: torch.Tensor | None = None, critic: Critic | None = None,
-               train_policy: bool = True) -> PPOMetrics:
+               train_policy: bool = True) -> UpdateMetrics:
     """Update the policy (unless `train_policy` is False: critic warm-up) and the critic.
 
     With `rl.tis_cap` > 0 the ratio's denominator is the trainer's own logprob before
     the update and each token's loss is weighted by min(p_trainer / p_sampler, cap);
-    otherwise the denominator is the sampler's behaviour logprob, as in `grpo.update`.
+    otherwise the denominator is the sampler's behaviour logprob (plain PPO/GRPO).
     `ref_logp` (B, T) adds the KL loss term (kl_placement=loss).
     """
     old_logp, weights = batch.old_logp, None
@@ -130,10 +130,10 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
             mb = batch.select(chunk)
             row = torch.zeros(7, dtype=torch.float64)
             if train_policy:
-                row[:6] = torch.tensor(_policy_step(
+                row[:6] = torch.tensor(astuple(_policy_step(
                     model, optimizer, mb, old_logp[chunk],
                     None if weights is None else weights[chunk],
-                    ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg))
+                    ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg)))
             if critic is not None:
                 row[6] = _critic_step(critic, mb, chunk, cfg)
             sums += row
@@ -141,5 +141,5 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
     avg = (sums / max(1, n)).tolist()
     tis = 1.0 if weights is None else float((weights * batch.loss_mask).sum()
                                             / batch.loss_mask.sum().clamp(min=1))
-    return PPOMetrics(*avg[:6], value_loss=avg[6], tis_weight=tis,
+    return UpdateMetrics(*avg[:6], value_loss=avg[6], tis_weight=tis,
                       trained_samples=len(batch), dropped_samples=dropped)

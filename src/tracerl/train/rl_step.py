@@ -1,8 +1,18 @@
 """The RL update of one step: shaping, credit (with a calibrated step evaluator), update.
 
-RLStep holds what the RL stage keeps beyond the policy: the critic, the step evaluator
-and its calibration verdict. `update(groups, ...)` turns one step's groups into token
-advantages via ESTIMATORS[rl.advantage] and runs `ppo_update`.
+This is the one RL update path: `tracerl train` runs it for every method of
+tracerl.train.methods. RLStep holds what the RL stage keeps beyond the policy: the
+critic, the step evaluator and its calibration verdict. `update(groups, ...)` leaves
+out what cannot be trained on (`trainable`), turns the rest into token advantages with
+the configured estimator and runs `ppo_update`.
+
+Departures from GRPO as published (Shao et al. 2024), and why:
+- one update per rollout batch by default (on-policy; the ratio only matters with
+  `update_epochs` / `minibatches` > 1), clip-higher and token-mean from DAPO;
+- the KL term is off by default (`kl_coef=0`), as in DAPO and Dr.GRPO: with a verifiable
+  reward the reference anchor mostly slows learning;
+- samples whose reward could not be judged (None) or whose rollout failed are dropped
+  from the update and counted, never scored 0.
 
 Turn-level credit is used only while its evaluator is trusted: at the first step (and
 every `credit.recalibrate_every` steps) the evaluator is measured against Monte Carlo
@@ -14,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import asdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,20 +47,43 @@ from tracerl.policy.model import Policy
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import TokenBatch, collate
 from tracerl.train.config import CreditConfig, TrainConfig
-from tracerl.train.estimators import (
-    CRITIC_ESTIMATORS,
-    ESTIMATORS,
-    GROUP_BASELINES,
-    CreditInputs,
-)
-from tracerl.train.grpo import trainable
-from tracerl.train.ppo import Critic, logprobs_no_grad, ppo_update
+from tracerl.train.estimators import CreditInputs
+from tracerl.train.methods import check_methods, estimator
+from tracerl.train.ppo import Critic, UpdateMetrics, logprobs_no_grad, ppo_update
 from tracerl.train.value import ValueModel
-from tracerl.types import Group, Trajectory
+from tracerl.types import Group, Status, Trajectory
 
 log = logging.getLogger(__name__)
-TURN_ESTIMATORS = frozenset({"mt_grpo", "turn_gae", "gigpo"})
 CRITIC_FILE = "critic.pt"
+
+
+@dataclass(frozen=True)
+class StepUpdate:
+    """What one RL update did: its optimiser figures, and the evaluator's calibration."""
+
+    update: UpdateMetrics | None
+    """None when nothing in the step could be trained on."""
+    calibration: CalibrationReport | None = None
+
+
+def _judged(t: Trajectory) -> bool:
+    return t.outcome_reward is not None and t.status is not Status.ERROR
+
+
+def trainable(groups: list[Group], drop_uniform: bool) -> tuple[list[Trajectory], int]:
+    """Trajectories that enter the loss, and how many were left out.
+
+    Left out: unjudged or failed samples (never scored 0), samples without an action
+    token, and with `drop_uniform` whole groups whose judged rewards are all equal
+    (zero group-relative advantage everywhere).
+    """
+    keep = []
+    for g in groups:
+        judged = [t for t in g.trajectories if _judged(t) and t.num_action_tokens > 0]
+        if drop_uniform and len({t.outcome_reward for t in judged}) <= 1:
+            continue
+        keep += judged
+    return keep, sum(len(g.trajectories) for g in groups) - len(keep)
 
 
 def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
@@ -76,17 +109,19 @@ def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
 class RLStep:
     def __init__(self, policy: Policy, config: TrainConfig, family: TaskFamily | None,
                  runner: RolloutRunner, ref_model: torch.nn.Module | None = None) -> None:
+        check_methods(config)
         self.policy = policy
         self.cfg = config
         self.family = family
         self.ref_model = ref_model
+        self.method = estimator(config.rl)
         self.evaluator = (make_evaluator(config.credit, family, runner)
-                          if config.rl.advantage in TURN_ESTIMATORS else None)
+                          if self.method.turn_rewards else None)
         self.reference = MonteCarloEvaluator(runner, config.credit.calibration_samples)
         self.calibration: CalibrationReport | None = None
         self.critic: ValueModel | None = None
         self.critic_opt: torch.optim.Optimizer | None = None
-        if config.rl.advantage in CRITIC_ESTIMATORS:
+        if self.method.critic:
             device = next(policy.model.parameters()).device
             self.critic = ValueModel(policy.model).to(device)
             self.critic_opt = torch.optim.AdamW(self.critic.parameters(), lr=config.rl.critic_lr,
@@ -156,37 +191,31 @@ class RLStep:
             group_ids=torch.tensor([gid[id(t)] for t in keep]),
             turn_index=turn_id_matrix(keep, batch.loss_mask.shape[1]),
             turn_rewards=turn_rewards(keep, evaluator, k) if evaluator else None,
-            anchors=anchor_ids(keep, k, self._state_key()) if rl.advantage == "gigpo" else None,
+            anchors=anchor_ids(keep, k, self._state_key()) if self.method.anchors else None,
             values=values, kl_penalty=kl_pen)
 
     # -- the update ----------------------------------------------------------------------
     def update(self, groups: list[Group], optimizer: torch.optim.Optimizer, step: int,
-               generator: torch.Generator) -> dict[str, float]:
-        """Credit and update on one step's groups; returns metrics (empty if nothing to train)."""
+               generator: torch.Generator) -> StepUpdate:
+        """Credit and update on one step's groups (`update` is None if nothing to train)."""
         rl = self.cfg.rl
-        keep, dropped = trainable(groups, rl.drop_uniform_groups
-                                  and rl.advantage in GROUP_BASELINES)
+        keep, dropped = trainable(groups, rl.drop_uniform_groups and self.method.group_baseline)
         if not keep:
-            return {}
+            return StepUpdate(None, self.calibration)
         device = next(self.policy.model.parameters()).device
         batch = collate(keep, self.policy.pad_id).to(device)
         ref_logp = self._ref_logp(batch)
         inp = self.inputs(groups, keep, batch, ref_logp, step)
-        out = ESTIMATORS[rl.advantage](inp, rl)
+        out = self.method.fn(inp, rl)
         batch.advantages = out.advantages.to(device)
         _write_back(keep, batch.advantages)
         critic = None
         if self.critic is not None and self.critic_opt is not None and out.returns is not None:
             assert inp.values is not None
             critic = Critic(self.critic, self.critic_opt, out.returns.detach(), inp.values)
-        m = ppo_update(self.policy.model, optimizer, batch, rl, generator, dropped, ref_logp,
-                       critic, train_policy=step >= rl.critic_warmup)
-        values = {k: float(v) for k, v in asdict(m).items()}
-        if self.calibration is not None:
-            values.update({"calib_spearman": self.calibration.spearman,
-                           "calib_accuracy": self.calibration.accuracy,
-                           "calib_trusted": float(self.calibration.trusted)})
-        return values
+        metrics = ppo_update(self.policy.model, optimizer, batch, rl, generator, dropped,
+                             ref_logp, critic, train_policy=step >= rl.critic_warmup)
+        return StepUpdate(metrics, self.calibration)
 
 
 def _write_back(keep: list[Trajectory], advantages: torch.Tensor) -> None:

@@ -17,15 +17,9 @@ import numpy as np
 import torch
 import yaml
 
-from tracerl.envs.calc import CalcFamily
-from tracerl.envs.code.family import CodeFamily
-from tracerl.envs.family import TaskFamily
-from tracerl.envs.maze import MazeFamily
-from tracerl.guard.pipeline import Guard
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
-from tracerl.rollout.runner import RolloutRunner
 from tracerl.trace.offload import OffloadedTracer
 from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
@@ -33,12 +27,15 @@ from tracerl.train import checkpoint as ckpt
 from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import to_dict
 from tracerl.train.dpo import run_dpo_stage
-from tracerl.train.evaluate import EvalResult, evaluate_policy, is_success
+from tracerl.train.evaluate import EvalResult, evaluate_policy
 from tracerl.train.loggers import MetricsLog, progress_bar, read_metrics
+from tracerl.train.methods import check_methods, needs_reference
+from tracerl.train.metrics import RLStepMetrics
 from tracerl.train.plot import plot_curves
 from tracerl.train.rl_step import RLStep
-from tracerl.train.sampling import collect_groups
+from tracerl.train.runner import build_runner, build_task_family
 from tracerl.train.sft import demonstrations, run_sft
+from tracerl.train.step import rl_step
 from tracerl.types import Trajectory
 
 
@@ -53,19 +50,6 @@ class Summary:
     evals: list[dict[str, float]]
 
 
-def make_family(cfg: TrainConfig) -> TaskFamily:
-    t = cfg.task
-    guard = Guard() if cfg.guard.enabled else None
-    if t.family == "code":
-        return CodeFamily(t.path, t.dataset_format, t.tool_timeout_s, guard)
-    if t.family == "maze":
-        return MazeFamily(t.maze_size, t.maze_min_moves, t.maze_max_moves, t.maze_slack,
-                          t.maze_detour_prob)
-    return CalcFamily(calls=t.calls, skip_tool_prob=t.skip_tool_prob,
-                      tool_timeout_s=t.tool_timeout_s, format_weight=t.format_weight,
-                      guard=guard)
-
-
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -74,6 +58,7 @@ def _seed_everything(seed: int) -> None:
 
 class Trainer:
     def __init__(self, config: TrainConfig, run_dir: Path, resume: bool = False) -> None:
+        check_methods(config)
         self.cfg = config
         self.run_dir = run_dir
         self.state = ckpt.TrainerState()
@@ -91,11 +76,9 @@ class Trainer:
             ckpt.set_rng_state(rng, self.sampler.generator)
         else:
             (run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
-        self.family = make_family(config)
+        self.family = build_task_family(config)
         self.renderer = ChatRenderer(self.policy.tokenizer)
-        self.runner = RolloutRunner(
-            self.sampler, self.renderer, self.policy.stop_ids, self.family.make_env,
-            self.family.reward, config.rl.rollout(config.guard.penalty))
+        self.runner = build_runner(config, self.policy, self.family, self.sampler)
         self.heldout = self.family.tasks("heldout", config.eval.tasks, seed=config.seed)
         self.log = MetricsLog(run_dir, config.log.tensorboard,
                               resume_step=self.state.rl_step if latest else None)
@@ -178,7 +161,7 @@ class Trainer:
         if self.state.success_before is None:
             self.state.success_before = self._evaluate().success
             self._checkpoint(None)  # the pre-RL weights: the KL reference on resume
-        ref = self._reference() if cfg.kl_coef > 0 else None
+        ref = self._reference() if needs_reference(cfg) else None
         self.rl = RLStep(self.policy, self.cfg, self.family, self.runner, ref)
         latest = ckpt.latest_checkpoint(self.run_dir)
         if self.state.rl_step > 0 and latest is not None:
@@ -189,13 +172,13 @@ class Trainer:
             self.optimizer_state = None
         task = self.bar.add_task("GRPO", total=cfg.steps, completed=self.state.rl_step, info="")
         while self.state.rl_step < cfg.steps:
-            values = self._rl_step(optimizer)
+            metrics = self._rl_step(optimizer)
             self.state.rl_step += 1
-            self.log.log("rl", self.state.rl_step, values)
+            self.log.log("rl", self.state.rl_step, metrics.record())
             before = self.state.success_before or 0.0
             self.bar.update(task, completed=self.state.rl_step,
-                            info=f"reward {values['reward_mean']:.2f} success "
-                                 f"{values['success']:.2f} (held-out before {before:.2f})")
+                            info=f"reward {metrics.rollout.reward_mean:.2f} success "
+                                 f"{metrics.rollout.success:.2f} (held-out before {before:.2f})")
             every = self.cfg.eval.every
             if every and self.state.rl_step % every == 0 and self.state.rl_step < cfg.steps:
                 reached = self._evaluate().success
@@ -211,43 +194,12 @@ class Trainer:
             return load_policy(start, self.cfg.device).model
         return copy.deepcopy(self.policy.model)
 
-    def _rl_step(self, optimizer: torch.optim.Optimizer) -> dict[str, float]:
-        cfg = self.cfg.rl
-        step_seed = self.cfg.seed * 1_000_003 + self.state.rl_step + 1
-        gen = torch.Generator().manual_seed(step_seed)  # minibatch order, resume-proof
-        t0 = time.perf_counter()
-        collected = collect_groups(self.runner, self.family, cfg, step_seed, self.state.rl_step)
-        rollout_s = time.perf_counter() - t0
-        stats = collected.stats
-        t0 = time.perf_counter()
-        m = self.rl.update(collected.train, optimizer, self.state.rl_step, gen)
-        update_s = time.perf_counter() - t0
-        trajs = [t for g in collected.sampled for t in g.trajectories]
-        self._trace(trajs, "train")
-        judged = [t.outcome_reward for t in trajs if t.outcome_reward is not None]
-        tokens = sum(len(t.token_ids()) for g in collected.train for t in g.trajectories
-                     if t.advantages is not None)
-        values = {
-            "reward_mean": sum(judged) / max(1, len(judged)),
-            "success": sum(is_success(t) for t in trajs) / len(trajs),
-            "tool_use": sum(t.metrics["tool_calls"] > 0 for t in trajs) / len(trajs),
-            "tool_errors": sum(t.metrics["tool_errors"] for t in trajs) / len(trajs),
-            "turns": sum(len(t.turns) for t in trajs) / len(trajs),
-            "unjudged": float(stats.unjudged), "env_errors": float(stats.env_errors),
-            "rollout_s": rollout_s, "update_s": update_s,
-            "sample_tok_s": stats.sampled_tokens / max(stats.sample_seconds, 1e-9),
-            "update_tok_s": tokens / max(update_s, 1e-9),
-        }
-        values.update(m)
-        if cfg.dynamic_sampling:
-            values["sampling_rounds"] = float(collected.rounds)
-        for t in trajs:
-            for k, v in t.metrics.items():
-                if k.startswith(("guard/", "tool_error/")):
-                    values[k] = values.get(k, 0.0) + v
-        if self.tracer is not None:
-            values["trace_failures"] = float(self.tracer.failures)
-        return values
+    def _rl_step(self, optimizer: torch.optim.Optimizer) -> RLStepMetrics:
+        failures = self.tracer.failures if self.tracer is not None else None
+        result = rl_step(self.rl, self.runner, self.family, optimizer, self.state.rl_step,
+                         failures)
+        self._trace(result.trajectories, "train")
+        return result.metrics
 
     def _finish(self) -> Summary:
         final = [e for e in self.state.evals if e.get("final")]

@@ -17,6 +17,7 @@ from tracerl.envs.code.problems import load_humaneval, load_mbpp, load_problems
 from tracerl.envs.code.taskset import CodeTaskSet
 from tracerl.envs.code.tools import CodeTools
 from tracerl.envs.family import Split
+from tracerl.envs.registry import FamilyContext, register_family
 from tracerl.envs.tool_env import ToolEnv, ToolEnvConfig
 from tracerl.guard.pipeline import Guard
 from tracerl.rewards.code import code_tests
@@ -115,3 +116,20 @@ class CodeFamily:
         call = ToolCall("submit", {"code": problem.solution}, id="call_0")
         return [Message("assistant", format_tool_call(call), tool_calls=(call,)),
                 Message("tool", "submitted", tool_call_id="call_0", name="submit")]
+
+
+@dataclass(frozen=True)
+class CodeConfig:
+    """`task.code.*`: the sandboxed-code family's knobs."""
+
+    path: str = ""
+    """A local JSONL file of problems ('' = the built-in problems)."""
+    dataset_format: DatasetFormat = "tracerl"
+    """The shape of `path`: tracerl, humaneval or mbpp."""
+
+
+@register_family("code", CodeConfig)
+def build_code(section: CodeConfig, context: FamilyContext) -> CodeFamily:
+    """Python problems graded by hidden tests in the sandbox (task.tool_timeout_s per run)."""
+    return CodeFamily(section.path, section.dataset_format, context.tool_timeout_s,
+                      context.guard)

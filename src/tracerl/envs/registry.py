@@ -1,0 +1,127 @@
+"""The task-family registry: each family registers itself with its own config section.
+
+A family module declares a frozen dataclass of its knobs (read from `task.<name>.*`
+in YAML or `key=value`) and a builder, and registers both:
+
+    @dataclass(frozen=True)
+    class UnitsConfig:
+        digits: int = 2
+        \"\"\"Digits per operand.\"\"\"
+
+    @register_family("units", UnitsConfig)
+    def build_units(section: UnitsConfig, context: FamilyContext) -> UnitsFamily:
+        return UnitsFamily(section.digits, guard=context.guard)
+
+The trainer, `tracerl eval` and the config's `--help` all go through this table, so
+adding a family touches its own file (and its tests) only. Built-in families live in
+the modules of this package and are found by importing them; a family outside the
+package is named as `module:attribute` (a registered builder) and imported on use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, is_dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tracerl.envs.family import TaskFamily
+    from tracerl.guard.pipeline import Guard
+
+
+@dataclass(frozen=True)
+class FamilyContext:
+    """What every family is built with, whatever its own section says."""
+
+    guard: Guard | None = None
+    """Guardrails for every tool call and tool output (None = off)."""
+    tool_timeout_s: float = 5.0
+    """Wall-clock limit of one tool call."""
+
+
+Builder = Callable[[Any, FamilyContext], "TaskFamily"]
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    name: str
+    section: type
+    """Frozen dataclass of the family's knobs (`task.<name>.*`)."""
+    build: Builder
+    """(section, context) -> the TaskFamily."""
+    summary: str
+    """One line for `--help` (the builder's docstring)."""
+
+
+class UnknownFamilyError(ValueError):
+    """A task family name that is neither registered nor an importable reference."""
+
+
+_REGISTRY: dict[str, FamilySpec] = {}
+_BUILTINS_LOADED = False
+
+
+def register_family(name: str, section: type) -> Callable[[Builder], Builder]:
+    """Decorator: register `build(section, context) -> TaskFamily` under `name`."""
+    if not name.isidentifier():
+        raise ValueError(f"family name {name!r} must be an identifier (it is a config key)")
+    if not (is_dataclass(section) and isinstance(section, type)):
+        raise TypeError(f"family {name!r}: section must be a dataclass type, got {section!r}")
+
+    def decorate(build: Builder) -> Builder:
+        known = _REGISTRY.get(name)
+        if known is not None and known.build.__qualname__ != build.__qualname__:
+            raise ValueError(f"task family {name!r} is already registered by "
+                             f"{known.build.__module__}.{known.build.__qualname__}")
+        summary = (build.__doc__ or "").strip().splitlines()
+        _REGISTRY[name] = FamilySpec(name, section, build, summary[0] if summary else "")
+        build.family_name = name  # type: ignore[attr-defined]  # lets references find the spec
+        return build
+
+    return decorate
+
+
+def families() -> Mapping[str, FamilySpec]:
+    """Every registered family, the built-in ones loaded first."""
+    _load_builtins()
+    return dict(_REGISTRY)
+
+
+def resolve(name: str) -> FamilySpec:
+    """The spec for a registered name or a `module:attribute` reference to a builder."""
+    _load_builtins()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    if ":" not in name:
+        raise UnknownFamilyError(f"unknown task family {name!r}; registered: "
+                                 f"{sorted(_REGISTRY)} (or give module:attribute)")
+    module_name, _, attr = name.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise UnknownFamilyError(f"task family {name!r}: cannot import {module_name!r} ({e})") \
+            from e
+    target = getattr(module, attr, None)
+    registered = getattr(target, "family_name", None)
+    if registered is None or registered not in _REGISTRY:
+        raise UnknownFamilyError(f"task family {name!r}: {attr!r} in {module_name!r} is not a "
+                                 "builder decorated with @register_family")
+    return _REGISTRY[registered]
+
+
+def build_family(name: str, section: Any, context: FamilyContext) -> TaskFamily:
+    """Build family `name` from its section (None = the section's defaults)."""
+    spec = resolve(name)
+    return spec.build(section if section is not None else spec.section(), context)
+
+
+def _load_builtins() -> None:
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED = True
+    package = importlib.import_module("tracerl.envs")
+    for info in pkgutil.walk_packages(package.__path__, "tracerl.envs."):
+        importlib.import_module(info.name)

@@ -1,0 +1,49 @@
+"""The Sampler protocol: what the rollout runner needs from a generation backend.
+
+A Sampler continues token-id contexts and returns the sampled ids with the
+log-probability of each under the distribution it was drawn from. The transformers
+sampler (tracerl.policy.sampler) is one implementation; engines that serve the policy
+elsewhere (vLLM, a remote server) are others. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    temperature: float = 1.0
+    """0 means greedy decoding."""
+    top_p: float = 1.0
+    max_new_tokens: int = 128
+    stop_ids: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+
+
+@dataclass
+class Sample:
+    ids: list[int]
+    """The sampled token ids (the stop id included when the turn stopped on one)."""
+    logprobs: list[float]
+    """Behaviour log-probability of each sampled id (logits / temperature, before top-p)."""
+    finish: Literal["stop", "length"]
+
+
+@runtime_checkable
+class Sampler(Protocol):
+    """A generation backend the rollout runner can drive."""
+
+    def generate(self, contexts: list[list[int]], params: SamplingParams,
+                 budgets: list[int] | None = None) -> list[Sample]:
+        """Continue every context until a stop id or its own token budget
+        (`budgets[i]`, default `params.max_new_tokens`); one Sample per context, in order."""
+        ...

@@ -1,0 +1,98 @@
+"""Typed metrics of one RL step, and the flat record they become in metrics.jsonl."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from tracerl.rollout.runner import RolloutStats
+from tracerl.train.evaluate import is_success
+from tracerl.train.rl_step import StepUpdate
+from tracerl.types import Trajectory
+
+
+@dataclass(frozen=True)
+class RolloutSummary:
+    """What the step's sampled trajectories did (every sample, dropped groups included)."""
+
+    reward_mean: float
+    """Mean outcome reward over judged samples."""
+    success: float
+    """Fraction of samples with full reward."""
+    tool_use: float
+    """Fraction of samples that made at least one tool call."""
+    tool_errors: float
+    """Tool errors per sample."""
+    turns: float
+    """Policy turns per sample."""
+    counts: dict[str, float] = field(default_factory=dict)
+    """Summed `guard/<action>` and `tool_error/<class>` counts."""
+
+    @classmethod
+    def of(cls, trajectories: list[Trajectory]) -> RolloutSummary:
+        n = max(1, len(trajectories))
+        judged = [t.outcome_reward for t in trajectories if t.outcome_reward is not None]
+        counts: dict[str, float] = {}
+        for t in trajectories:
+            for k, v in t.metrics.items():
+                if k.startswith(("guard/", "tool_error/")):
+                    counts[k] = counts.get(k, 0.0) + v
+        return cls(
+            reward_mean=sum(judged) / max(1, len(judged)),
+            success=sum(is_success(t) for t in trajectories) / n,
+            tool_use=sum(t.metrics.get("tool_calls", 0.0) > 0 for t in trajectories) / n,
+            tool_errors=sum(t.metrics.get("tool_errors", 0.0) for t in trajectories) / n,
+            turns=sum(len(t.turns) for t in trajectories) / n,
+            counts=counts)
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    rollout_s: float
+    update_s: float
+    sample_tok_s: float
+    """Sampled tokens per second of sampler time."""
+    update_tok_s: float
+    """Trained tokens (prompt and response) per second of update time."""
+
+
+@dataclass(frozen=True)
+class RLStepMetrics:
+    """Everything one RL step reports."""
+
+    rollout: RolloutSummary
+    times: StepTimes
+    update: StepUpdate
+    unjudged: int
+    env_errors: int
+    sampling_rounds: int | None = None
+    """Rollout rounds this step took (only with rl.dynamic_sampling)."""
+    trace_failures: int | None = None
+    """Trajectories the tracer could not record so far (None: tracing off)."""
+
+    @classmethod
+    def of(cls, trajectories: list[Trajectory], stats: RolloutStats, times: StepTimes,
+           update: StepUpdate, sampling_rounds: int | None = None,
+           trace_failures: int | None = None) -> RLStepMetrics:
+        return cls(RolloutSummary.of(trajectories), times, update, stats.unjudged,
+                   stats.env_errors, sampling_rounds, trace_failures)
+
+    def record(self) -> dict[str, float]:
+        """The flat scalars of metrics.jsonl and TensorBoard (names are stable)."""
+        r = self.rollout
+        out: dict[str, float] = {
+            "reward_mean": r.reward_mean, "success": r.success, "tool_use": r.tool_use,
+            "tool_errors": r.tool_errors, "turns": r.turns,
+            "unjudged": float(self.unjudged), "env_errors": float(self.env_errors),
+            **asdict(self.times)}
+        if self.update.update is not None:
+            out.update({k: float(v) for k, v in asdict(self.update.update).items()})
+        calib = self.update.calibration
+        if calib is not None:
+            out.update({"calib_spearman": calib.spearman, "calib_accuracy": calib.accuracy,
+                        "calib_trusted": float(calib.trusted)})
+        if self.sampling_rounds is not None:
+            out["sampling_rounds"] = float(self.sampling_rounds)
+        out.update(r.counts)
+        if self.trace_failures is not None:
+            out["trace_failures"] = float(self.trace_failures)
+        return out

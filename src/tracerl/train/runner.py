@@ -1,0 +1,40 @@
+"""Building the rollout side of a run from its config: the task family and the runner.
+
+The Trainer, `tracerl eval` of a run directory and anyone writing their own loop build
+these the same way, so a run is evaluated on exactly the family and rollout settings it
+was trained with.
+"""
+
+from __future__ import annotations
+
+from tracerl.envs.family import TaskFamily
+from tracerl.envs.registry import FamilyContext, build_family
+from tracerl.guard.pipeline import Guard
+from tracerl.policy.model import Policy
+from tracerl.policy.sampler import TransformersSampler
+from tracerl.policy.sampling import Sampler
+from tracerl.rollout.render import ChatRenderer
+from tracerl.rollout.runner import RolloutRunner
+from tracerl.train.config import TrainConfig
+
+
+def build_task_family(config: TrainConfig) -> TaskFamily:
+    """The configured family through the registry; every family gets the guard."""
+    task = config.task
+    guard = Guard() if config.guard.enabled else None
+    context = FamilyContext(guard=guard, tool_timeout_s=task.tool_timeout_s)
+    return build_family(task.family, task.section(), context)
+
+
+def build_runner(config: TrainConfig, policy: Policy, family: TaskFamily,
+                 sampler: Sampler | None = None) -> RolloutRunner:
+    """A runner with the run's rollout settings (`rl.*`) and guard penalty.
+
+    `sampler` defaults to the transformers sampler over `policy.model`, seeded with
+    `config.seed`; pass another Sampler (a served engine) to roll out elsewhere.
+    """
+    if sampler is None:
+        sampler = TransformersSampler(policy.model, policy.pad_id, seed=config.seed)
+    return RolloutRunner(sampler, ChatRenderer(policy.tokenizer), policy.stop_ids,
+                         family.make_env, family.reward, config.rl,
+                         guard_penalty=config.guard.penalty)
