@@ -7,6 +7,7 @@ from typing import Literal
 
 from tracerl.algorithms.kl import KLEstimator
 from tracerl.algorithms.losses import LossAgg
+from tracerl.guard.config import GuardConfig
 from tracerl.policy.model import TinySpec
 from tracerl.rollout.runner import RolloutConfig
 
@@ -232,14 +233,6 @@ class LogConfig:
 
 
 @dataclass(frozen=True)
-class GuardSection:
-    enabled: bool = True
-    """Scan tool calls (block code injection and secrets) and tool outputs (redact) in rollouts."""
-    penalty: bool = False
-    """Subtract the guard's penalty for blocked calls from the outcome reward."""
-
-
-@dataclass(frozen=True)
 class TraceConfig:
     enabled: bool = True
     """Record every training and evaluation trajectory as spans in traces.sqlite."""
@@ -275,7 +268,7 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     log: LogConfig = field(default_factory=LogConfig)
     trace: TraceConfig = field(default_factory=TraceConfig)
-    guard: GuardSection = field(default_factory=GuardSection)
+    guard: GuardConfig = field(default_factory=GuardConfig)
 
     def __post_init__(self) -> None:
         if not self.stages:

@@ -55,7 +55,7 @@ class Summary:
 
 def make_family(cfg: TrainConfig) -> TaskFamily:
     t = cfg.task
-    guard = Guard() if cfg.guard.enabled else None
+    guard = Guard(cfg.guard) if cfg.guard.enabled else None
     if t.family == "code":
         return CodeFamily(t.path, t.dataset_format, t.tool_timeout_s, guard)
     if t.family == "maze":
