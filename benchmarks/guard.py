@@ -23,9 +23,10 @@ import sys
 import time
 from collections.abc import Callable
 
+from guard_corpus import CATEGORIES, CorpusItem, load_corpus
+from guard_corpus.score import any_fired, score
+
 from tracerl.guard import Guard, scan
-from tracerl.guard.corpus import CATEGORIES, CorpusItem, load_corpus
-from tracerl.guard.corpus.score import any_fired, score
 
 THRESHOLD = 0.5
 

@@ -63,5 +63,6 @@ def test_guard_decisions_become_guardrail_records():
     traj = Trajectory(task=Task("t", ()), prompt_ids=[],
                       turns=[Turn([], [], "", tool_results=r.tool_results)])
     (record,) = guardrail_records(traj)
-    assert record.action == "block" and record.target == "action"
-    assert record.findings and record.findings[0].scanner == "code_injection"
+    assert record.decision is r.tool_results[0].guard[0] and record.turn_index == 0
+    assert record.decision.blocked and record.decision.target == "tool_call"
+    assert record.decision.findings[0].scanner == "code_injection"

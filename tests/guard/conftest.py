@@ -1,8 +1,16 @@
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from tracerl.guard import scan
+
+# The labelled corpus and its fake-value generators are benchmark code, outside the
+# installed package (benchmarks/guard_corpus); the scanner tests use them too.
+BENCHMARKS = str(Path(__file__).resolve().parents[2] / "benchmarks")
+if BENCHMARKS not in sys.path:
+    sys.path.insert(0, BENCHMARKS)
 
 
 @pytest.fixture

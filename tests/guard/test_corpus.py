@@ -1,11 +1,11 @@
 from collections import Counter
 
 import pytest
+from guard_corpus import CATEGORIES, load_corpus
+from guard_corpus.generate import build
+from guard_corpus.score import score
 
 from tracerl.guard import scan
-from tracerl.guard.corpus import CATEGORIES, load_corpus
-from tracerl.guard.corpus.generate import build
-from tracerl.guard.corpus.score import score
 
 
 def test_committed_corpus_is_what_the_seeded_generator_writes():

@@ -1,7 +1,6 @@
 import asyncio
 
-from tracerl.guard import Guard, GuardConfig, Rule
-from tracerl.guard.config import Action
+from tracerl.guard import Guard, GuardConfig, Rule, ToolCallRules
 
 
 def test_blocked_tool_never_executes_and_agent_sees_why():
@@ -24,7 +23,7 @@ def test_tool_output_is_checked_as_an_observation():
 
 
 def test_tool_receives_redacted_arguments():
-    guard = Guard(GuardConfig(tool_call={"pii": Rule(Action.REDACT)}))
+    guard = Guard(GuardConfig(tool_call=ToolCallRules(pii=Rule("redact"))))
     seen: list[str] = []
     guard.guarded_call(lambda to: seen.append(to) or "sent", "mail", {"to": "maria@gmail.com"})
     assert seen == ["[REDACTED:email]"]

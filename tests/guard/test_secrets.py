@@ -1,9 +1,9 @@
 import random
 
 import pytest
+from guard_corpus import fakes
 
 from tracerl.guard import scan
-from tracerl.guard.corpus import fakes
 
 RNG = random.Random(0)
 

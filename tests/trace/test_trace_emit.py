@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from trace_fixtures import T0, build_trajectory
 
+from tracerl.guard import Action, Guard
 from tracerl.trace import (
     EvaluationRecord,
-    GuardFinding,
     GuardrailRecord,
     SpanRecord,
     Tracer,
     TraceStore,
 )
+from tracerl.trace import conventions as c
+from tracerl.trace.records import guardrail_records
 from tracerl.types import Status
 
 
@@ -95,18 +98,64 @@ def test_evaluator_span_per_reward_part(spans):
     assert "evaluation.score" not in ev["format"] and ev["format"]["evaluation.label"] == "unjudged"
 
 
-def test_guardrail_span_per_scan(tmp_path, trajectory):
-    scan = GuardrailRecord(("secrets", "pii"), "block", (GuardFinding("secrets", "api_key"),),
-                           turn_index=1, text="sk-123")
-    (g,) = _kind(_record(tmp_path, trajectory, guardrails=[scan]), "GUARDRAIL")
-    assert g.attributes["rl.guard.scanners"] == ["secrets", "pii"]
-    assert json.loads(g.attributes["rl.guard.findings"])[0]["category"] == "api_key"
-    assert g.status_code == "ERROR"
+def test_guardrail_span_per_guard_decision(tmp_path, trajectory):
+    decision = Guard().check_tool_call("bash", {"command": "rm -rf /"})
+    record = GuardrailRecord(decision, turn_index=1, started_at=T0 + 0.5, ended_at=T0 + 0.51)
+    (g,) = _kind(_record(tmp_path, trajectory, guardrails=[record]), "GUARDRAIL")
+    a = g.attributes
+    assert (a["guardrail.target"], a["guardrail.action"], a["guardrail.blocked"]) == (
+        "tool_call", "block", True)
+    assert (a["tool.name"], a["rl.turn.index"], a["session.id"]) == ("bash", 1, "exp")
+    assert a["guardrail.scanners"] == list(decision.scanners)
+    assert a["guardrail.penalty"] == 1.0 and a["guardrail.latency_ms"] > 0
+    (finding,) = json.loads(a["guardrail.findings"])
+    assert finding == {"scanner": "code_injection", "kind": "destructive_command",
+                       "score": decision.findings[0].score, "action": "block",
+                       "location": "arguments.command"}
+    assert a["output.value"] == decision.reason
+    assert (g.status_code, g.status_message) == ("ERROR", "blocked by guard")
 
 
-def test_guardrail_record_rejects_unknown_action():
-    with pytest.raises(ValueError, match="action must be one of"):
-        GuardrailRecord(("pii",), "explode")
+def test_guardrail_attribute_names_are_the_conventions_ones(tmp_path, trajectory):
+    decision = Guard().check_observation("all good")
+    (g,) = _kind(_record(tmp_path, trajectory, guardrails=[GuardrailRecord(decision)]),
+                 "GUARDRAIL")
+    names = {v for k, v in vars(c).items() if k.startswith("GUARDRAIL_")}
+    ours = {k for k in g.attributes if k.startswith("guardrail.")}
+    assert ours and ours <= names
+    assert not any(k.startswith("rl.guard") for k in g.attributes)
+
+
+def test_guardrail_action_uses_the_guard_vocabulary(tmp_path, trajectory):
+    guard = Guard()
+    decisions = [guard.check_observation("all good"),  # nothing triggered: "off"
+                 guard.check_observation("mail maria@gmail.com"),  # redact
+                 guard.check_tool_call("bash", {"command": "rm -rf /"})]  # block
+    records = [GuardrailRecord(d) for d in decisions]
+    spans = _kind(_record(tmp_path, trajectory, guardrails=records), "GUARDRAIL")
+    actions = sorted(s.attributes["guardrail.action"] for s in spans)
+    assert actions == ["block", "off", "redact"]
+    assert set(actions) <= {a.value for a in Action}
+
+
+def test_guardrail_span_never_contains_the_secret(tmp_path, trajectory):
+    secret = "AKIA2E0A8F3B244C9986"
+    guard = Guard()
+    decisions = [guard.check_tool_call("http", {"header": f"X-Key: {secret}"}),
+                 guard.check_observation(f"key={secret}")]
+    assert all(d.triggered for d in decisions)
+    spans = _kind(_record(tmp_path, trajectory, guardrails=[GuardrailRecord(d) for d in decisions]),
+                  "GUARDRAIL")
+    assert len(spans) == 2 and secret not in repr([s.attributes for s in spans])
+
+
+def test_guardrail_records_come_from_the_tool_results(trajectory):
+    decision = Guard().check_tool_call("calculator", {"expr": "6*7"})
+    result = trajectory.turns[0].tool_results[0]
+    trajectory.turns[0].tool_results[0] = dataclasses.replace(result, guard=(decision,))
+    (record,) = guardrail_records(trajectory)
+    assert (record.decision, record.turn_index) == (decision, 0)
+    assert (record.started_at, record.ended_at) == (result.started_at, result.ended_at)
 
 
 def test_error_trajectory_marks_agent_span_error(tmp_path):
@@ -137,10 +186,3 @@ def test_extra_evaluations_become_evaluator_spans(tmp_path, trajectory):
     a = next(s for s in spans if s.name == "rubric").attributes
     assert (a["evaluation.score"], a["evaluation.label"]) == (0.7, "good")
     assert a["evaluation.explanation"] == "clear steps"
-
-
-def test_guardrail_record_from_dict():
-    record = GuardrailRecord.from_dict({
-        "scanners": ["pii"], "action": "redact", "turn_index": 0,
-        "findings": [{"scanner": "pii", "category": "email", "score": "0.9"}]})
-    assert record.findings == (GuardFinding("pii", "email", "", 0.9),)

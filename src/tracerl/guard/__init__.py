@@ -6,7 +6,7 @@ guard = Guard()
 decision = guard.check_tool_call("bash", {"command": "rm -rf /"})  # decision.blocked
 """
 
-from tracerl.guard.config import OBSERVATION_RULES, TOOL_CALL_RULES, Action, GuardConfig, Rule
+from tracerl.guard.config import Action, GuardConfig, ObservationRules, Rule, ToolCallRules
 from tracerl.guard.decision import GuardDecision
 from tracerl.guard.findings import Finding, Scanner
 from tracerl.guard.guarded import GuardedCall
@@ -15,9 +15,7 @@ from tracerl.guard.pipeline import Guard
 from tracerl.guard.scan import SCANNERS, redact, scan
 
 __all__ = [
-    "OBSERVATION_RULES",
     "SCANNERS",
-    "TOOL_CALL_RULES",
     "Action",
     "Finding",
     "Guard",
@@ -25,9 +23,11 @@ __all__ = [
     "GuardDecision",
     "GuardMetrics",
     "GuardedCall",
+    "ObservationRules",
     "Rule",
     "Scanner",
     "ScannerCounts",
+    "ToolCallRules",
     "redact",
     "scan",
 ]

@@ -5,20 +5,24 @@ environment feeds back to the policy).
 Defaults follow the threat model of issue 6: a tool call that injects code or carries
 a secret is blocked before it runs; an observation has already happened, so injected
 instructions, secrets and PII in it are redacted before the policy reads them.
+
+GuardConfig is plain typed data: the training config holds it as `guard`, and the
+generic config loader (tracerl.train.configlib) reads it from YAML and `key=value`
+(`guard.tool_call.secrets.action=block`). This module imports nothing from train/.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, get_args
 
 
 class Action(enum.StrEnum):
     """What the Guard does with a finding, from weakest to strongest."""
 
-    OFF = "off"  # the scanner does not run
+    OFF = "off"  # rule: the scanner does not run; decision: nothing triggered
     FLAG = "flag"  # counted and traced, text unchanged
     REDACT = "redact"  # the span is replaced by a placeholder
     BLOCK = "block"  # tool call: not executed; observation: withheld
@@ -30,88 +34,90 @@ class Action(enum.StrEnum):
 
 _SEVERITY = {Action.OFF: 0, Action.FLAG: 1, Action.REDACT: 2, Action.BLOCK: 3}
 
+ActionName = Literal["off", "flag", "redact", "block"]
+"""Action's values as a config spells them (a Literal the config loader checks)."""
+ACTION_NAMES: tuple[str, ...] = get_args(ActionName)
+
 
 @dataclass(frozen=True)
 class Rule:
-    """The action for one scanner and the least score a finding needs to trigger it."""
+    """What the Guard does with one scanner's findings on one target."""
 
-    action: Action
+    action: ActionName = "flag"
+    """off (scanner not run), flag (counted and traced), redact (span replaced by a
+    placeholder) or block (tool call not run, tool output withheld)."""
     min_score: float = 0.5
+    """Least finding score (0 to 1) that triggers the action."""
 
     def __post_init__(self) -> None:
-        try:
-            object.__setattr__(self, "action", Action(self.action))
-        except ValueError:
-            raise ValueError(
-                f"Rule.action must be one of {[a.value for a in Action]}, got {self.action!r}"
-            ) from None
+        if self.action not in ACTION_NAMES:
+            raise ValueError(f"action must be one of {list(ACTION_NAMES)}, got {self.action!r}")
+        # Stored as the plain string (an Action member is accepted too), so a config
+        # holding a Rule stays plain data for YAML.
+        object.__setattr__(self, "action", Action(self.action).value)
         if not 0.0 <= self.min_score <= 1.0:
-            raise ValueError(f"Rule.min_score must be in [0, 1], got {self.min_score}")
-
-    @classmethod
-    def parse(cls, value: Any, where: str) -> Rule:
-        """A Rule from "block" or {"action": "block", "min_score": 0.7} (YAML form)."""
-        if isinstance(value, Rule):
-            return value
-        if isinstance(value, str):
-            return cls(value)  # type: ignore[arg-type]  # __post_init__ converts and checks
-        if isinstance(value, Mapping):
-            unknown = set(value) - {"action", "min_score"}
-            if unknown:
-                raise ValueError(f"{where}: unknown rule fields {sorted(unknown)}")
-            return cls(value["action"], float(value.get("min_score", 0.5)))
-        raise ValueError(f"{where}: expected an action name or a mapping, got {value!r}")
+            raise ValueError(f"min_score must be in [0, 1], got {self.min_score}")
 
 
-TOOL_CALL_RULES: Mapping[str, Rule] = {
-    "jailbreak": Rule(Action.FLAG),
-    "code_injection": Rule(Action.BLOCK),
-    "secrets": Rule(Action.BLOCK),
-    "pii": Rule(Action.FLAG),
-    "invisible": Rule(Action.REDACT),
-}
-OBSERVATION_RULES: Mapping[str, Rule] = {
-    "jailbreak": Rule(Action.REDACT),
-    "code_injection": Rule(Action.FLAG),
-    "secrets": Rule(Action.REDACT),
-    "pii": Rule(Action.REDACT),
-    "invisible": Rule(Action.REDACT),
-}
+@dataclass(frozen=True)
+class ToolCallRules:
+    """One Rule per built-in scanner for tool-call arguments, checked before the tool runs."""
+
+    jailbreak: Rule = Rule("flag")
+    """Jailbreak and prompt-injection phrasing."""
+    code_injection: Rule = Rule("block")
+    """Destructive commands, shell, SQL and code injection."""
+    secrets: Rule = Rule("block")
+    """API keys, tokens, private keys and passwords."""
+    pii: Rule = Rule("flag")
+    """E-mail addresses, phone, card, IBAN and ID numbers, IP addresses."""
+    invisible: Rule = Rule("redact")
+    """Invisible and bidirectional-control characters."""
+
+
+@dataclass(frozen=True)
+class ObservationRules:
+    """One Rule per built-in scanner for tool output, checked before the policy reads it."""
+
+    jailbreak: Rule = Rule("redact")
+    """Jailbreak and prompt-injection phrasing (indirect injection)."""
+    code_injection: Rule = Rule("flag")
+    """Destructive commands, shell, SQL and code injection."""
+    secrets: Rule = Rule("redact")
+    """API keys, tokens, private keys and passwords."""
+    pii: Rule = Rule("redact")
+    """E-mail addresses, phone, card, IBAN and ID numbers, IP addresses."""
+    invisible: Rule = Rule("redact")
+    """Invisible and bidirectional-control characters."""
+
+
+def rules_by_scanner(rules: ToolCallRules | ObservationRules) -> dict[str, Rule]:
+    """{scanner name: Rule} of one target's section."""
+    return {f.name: getattr(rules, f.name) for f in dataclasses.fields(rules)}
 
 
 @dataclass(frozen=True)
 class GuardConfig:
-    """Per-scanner rules for tool calls and observations, and the reward consequences."""
+    """Guardrails on the rollout path: the rules per target and the reward consequences."""
 
-    tool_call: Mapping[str, Rule] = field(default_factory=lambda: dict(TOOL_CALL_RULES))
-    """Rule per scanner name for tool-call arguments; missing scanners are off."""
-    observation: Mapping[str, Rule] = field(default_factory=lambda: dict(OBSERVATION_RULES))
-    """Rule per scanner name for observation text; missing scanners are off."""
+    enabled: bool = True
+    """Scan tool calls and tool outputs in rollouts (false: no scanner runs)."""
+    penalty: bool = False
+    """Subtract the guard's penalties (block_penalty, flag_penalty) from the outcome reward."""
     block_penalty: float = 1.0
-    """Amount the rollout may subtract from the reward when a tool call is blocked."""
+    """Penalty of a blocked tool call or withheld tool output."""
     flag_penalty: float = 0.0
-    """Amount it may subtract when findings were only flagged or redacted."""
+    """Penalty of a tool call or output whose findings were only flagged or redacted."""
     fail_closed: bool = True
-    """A scanner that raises counts as a block where its rule is BLOCK (else a flag)."""
+    """A scanner that raises counts as a block where its rule is block (else as a flag)."""
+    tool_call: ToolCallRules = field(default_factory=ToolCallRules)
+    """Rules for tool-call arguments."""
+    observation: ObservationRules = field(default_factory=ObservationRules)
+    """Rules for tool output."""
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> GuardConfig:
-        """Build from the YAML form: {tool_call: {secrets: block}, observation: {...}, ...}."""
-        known = {"tool_call", "observation", "block_penalty", "flag_penalty", "fail_closed"}
-        unknown = set(data) - known
-        if unknown:
+    def __post_init__(self) -> None:
+        if self.block_penalty < 0 or self.flag_penalty < 0:
             raise ValueError(
-                f"guard config: unknown fields {sorted(unknown)}; known: {sorted(known)}"
+                f"block_penalty and flag_penalty must be >= 0, got "
+                f"{self.block_penalty} and {self.flag_penalty}"
             )
-        kwargs: dict[str, Any] = {
-            k: data[k] for k in known - {"tool_call", "observation"} if k in data
-        }
-        for target, defaults in (
-            ("tool_call", TOOL_CALL_RULES),
-            ("observation", OBSERVATION_RULES),
-        ):
-            rules = dict(defaults)
-            for name, value in (data.get(target) or {}).items():
-                rules[name] = Rule.parse(value, f"guard.{target}.{name}")
-            kwargs[target] = rules
-        return cls(**kwargs)

@@ -1,6 +1,7 @@
-"""The Guard's verdict on one tool call or observation, with what a GUARDRAIL span needs.
+"""The Guard's verdict on one tool call or observation.
 
-A decision never holds the matched text of a finding (see `Finding`), so recording it in
+The trace layer (tracerl.trace.emit) turns each decision into one GUARDRAIL span. A
+decision never holds the matched text of a finding (see `Finding`), so recording it in
 a trace or metrics file cannot leak the secret it stopped.
 """
 
@@ -49,29 +50,6 @@ class GuardDecision:
     @property
     def triggered(self) -> bool:
         return bool(self.findings) or bool(self.errors)
-
-    def span_attributes(self) -> dict[str, Any]:
-        """OpenInference GUARDRAIL span attributes (primitive values and lists only)."""
-        attrs: dict[str, Any] = {
-            "openinference.span.kind": "GUARDRAIL",
-            "guardrail.target": self.target,
-            "guardrail.action": self.action.value,
-            "guardrail.blocked": self.blocked,
-            "guardrail.scanners": list(self.scanners),
-            "guardrail.latency_ms": self.latency_s * 1000.0,
-            "guardrail.penalty": self.penalty,
-            "guardrail.findings.count": len(self.findings),
-            "guardrail.findings.scanners": [f.scanner for f in self.findings],
-            "guardrail.findings.kinds": [f.kind for f in self.findings],
-            "guardrail.findings.scores": [f.score for f in self.findings],
-            "guardrail.findings.actions": [a.value for a in self.applied],
-            "guardrail.findings.locations": [f.location for f in self.findings],
-            "guardrail.errors": list(self.errors),
-            "output.value": self.reason,
-        }
-        if self.tool_name is not None:
-            attrs["tool.name"] = self.tool_name
-        return attrs
 
 
 def describe(findings: tuple[Finding, ...], limit: int = 3) -> str:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from tracerl.guard.config import Action, GuardConfig, Rule
+from tracerl.guard.config import Action, GuardConfig, Rule, rules_by_scanner
 from tracerl.guard.decision import GuardDecision, Target, describe
 from tracerl.guard.findings import Finding, Scanner
 from tracerl.guard.guarded import GuardedCall, run_guarded, run_guarded_async
@@ -42,16 +42,20 @@ class Guard:
         self, config: GuardConfig | None = None, scanners: Mapping[str, Scanner] | None = None
     ) -> None:
         self.config = config or GuardConfig()
-        # Custom scanners join (or replace by name) the built-in ones.
+        # A custom scanner replaces the built-in one of its name; its rules are that
+        # scanner's rules in the config (guard.tool_call.<name>, guard.observation.<name>).
+        unknown = sorted(set(scanners or {}) - set(SCANNERS))
+        if unknown:
+            raise ValueError(
+                f"custom scanners {unknown} replace no built-in scanner; a custom scanner "
+                f"takes the name (and the rules) of one of {sorted(SCANNERS)}"
+            )
         self.scanners: dict[str, Scanner] = {**SCANNERS, **(scanners or {})}
-        for target, rules in (("tool_call", self.config.tool_call),
-                              ("observation", self.config.observation)):  # fmt: skip
-            unknown = set(rules) - set(self.scanners)
-            if unknown:
-                raise ValueError(
-                    f"guard.{target} names unknown scanners {sorted(unknown)}; "
-                    f"known: {sorted(self.scanners)}"
-                )
+        on = self.config.enabled  # disabled: no rules, so no scanner runs
+        self._rules: dict[Target, dict[str, Rule]] = {
+            "tool_call": rules_by_scanner(self.config.tool_call) if on else {},
+            "observation": rules_by_scanner(self.config.observation) if on else {},
+        }
         self._metrics = GuardMetrics()
         self._lock = threading.Lock()
 
@@ -74,7 +78,7 @@ class Guard:
                 f"tool call arguments must be a mapping, got {type(arguments).__name__}"
             )
         t0 = time.perf_counter()
-        rules = self.config.tool_call
+        rules = self._rules["tool_call"]
         fields = list(_leaves(arguments, "arguments"))
         scanned = [(path, value, self._scan(value, rules, path)) for path, value in fields]
         redacted = {}
@@ -91,7 +95,7 @@ class Guard:
         if not isinstance(text, str):
             raise TypeError(f"observation text must be str, got {type(text).__name__}")
         t0 = time.perf_counter()
-        s = self._scan(text, self.config.observation, "")
+        s = self._scan(text, self._rules["observation"], "")
         to_redact = [f for f, a in zip(s.findings, s.actions, strict=True) if a is Action.REDACT]
         decision = self._decide("observation", [s], t0, text=apply_redactions(text, to_redact))
         if decision.blocked:
@@ -106,24 +110,24 @@ class Guard:
         errors: list[str] = []
         error_action = Action.OFF
         for name, rule in rules.items():
-            if rule.action is Action.OFF:
+            action = Action(rule.action)
+            if action is Action.OFF:
                 continue
             try:
                 found = self.scanners[name].scan(text)
             except Exception as exc:  # contained: one broken scanner never crashes a rollout
                 errors.append(f"{name}: {type(exc).__name__}: {exc}")
-                fail = rule.action if self.config.fail_closed else Action.FLAG
+                fail = action if self.config.fail_closed else Action.FLAG
                 error_action = max(error_action, fail, key=lambda a: a.severity)
                 continue
             for f in found:
                 if f.score >= rule.min_score:
                     findings.append(dataclasses.replace(f, location=location) if location else f)
-                    actions.append(rule.action)
+                    actions.append(action)
         return _Scanned(findings, actions, errors, error_action)
 
     def _active(self, target: Target) -> tuple[str, ...]:
-        rules = self.config.tool_call if target == "tool_call" else self.config.observation
-        return tuple(n for n, r in rules.items() if r.action is not Action.OFF)
+        return tuple(n for n, r in self._rules[target].items() if r.action != Action.OFF)
 
     def guarded_call(
         self, fn: Callable[..., Any], name: str, arguments: Mapping[str, Any], call_id: str = ""

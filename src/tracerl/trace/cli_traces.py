@@ -76,7 +76,7 @@ def _summary(span: SpanRecord) -> str:
     a = span.attributes
     bits = []
     for key in (c.RL_REWARD, c.RL_STATUS, c.TOKENS_TOTAL, c.TOOL_NAME, c.EVAL_SCORE,
-                c.RL_GUARD_ACTION, c.RL_TURN_REWARD):
+                c.GUARDRAIL_ACTION, c.RL_TURN_REWARD):
         if key in a:
             bits.append(f"{key}={a[key]}")
     if span.status_code == "ERROR":

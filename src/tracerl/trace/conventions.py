@@ -53,8 +53,20 @@ RL_TASK_ID, RL_TASK_MESSAGES = "rl.task.id", "rl.task.messages"
 RL_TASK_ANSWER, RL_TASK_METADATA = "rl.task.answer", "rl.task.metadata"
 RL_METRIC_PREFIX = "rl.metric."
 RL_TOOL_OK, RL_TOOL_ERROR = "rl.tool.ok", "rl.tool.error"
-RL_GUARD_SCANNERS, RL_GUARD_ACTION = "rl.guard.scanners", "rl.guard.action"
-RL_GUARD_FINDINGS = "rl.guard.findings"
+
+# GUARDRAIL spans, one per Guard decision (tracerl.guard.GuardDecision). OpenInference
+# names the span kind only; these `guardrail.*` names are ours. Values keep the guard's
+# vocabulary: target "tool_call" or "observation"; action an Action value, "off" when
+# nothing triggered. The reason the agent reads goes in output.value, the tool in tool.name.
+GUARDRAIL_TARGET, GUARDRAIL_ACTION = "guardrail.target", "guardrail.action"
+GUARDRAIL_BLOCKED, GUARDRAIL_PENALTY = "guardrail.blocked", "guardrail.penalty"
+GUARDRAIL_SCANNERS = "guardrail.scanners"
+"""The scanners that ran (a list)."""
+GUARDRAIL_LATENCY_MS = "guardrail.latency_ms"
+GUARDRAIL_FINDINGS = "guardrail.findings"
+"""JSON list of {scanner, kind, score, action, location}; never the matched text."""
+GUARDRAIL_ERRORS = "guardrail.errors"
+"""`scanner: error` for each scanner that raised (a list; absent when none did)."""
 
 JSON_MIME = "application/json"
 

@@ -5,7 +5,7 @@
       TOOL       <tool name>             (one per call in turn 0)
       LLM        turn 1
       ...
-      GUARDRAIL  guard                   (one per scan)
+      GUARDRAIL  guard                   (one per Guard decision)
       EVALUATOR  <reward part>           (one per reward part and extra evaluation)
 
 Spans carry the wall-clock times recorded in the Trajectory (OTel accepts explicit
@@ -27,6 +27,7 @@ from typing import Any
 from opentelemetry import trace as otel
 from opentelemetry.trace import Span, Status, StatusCode
 
+from tracerl.guard.decision import GuardDecision
 from tracerl.trace import conventions as c
 from tracerl.trace.records import EvaluationRecord, GuardrailRecord
 from tracerl.types import Message, ToolResult, Trajectory, Turn, assistant_message
@@ -169,19 +170,37 @@ def _emit_tool(tracer: otel.Tracer, parent: Any, ctx: RunContext, turn_index: in
     span.end(end_time=max(start, to_ns(result.ended_at, start)))
 
 
+def guardrail_attributes(decision: GuardDecision) -> dict[str, Any]:
+    """The GUARDRAIL span attributes of one Guard decision (names in conventions.py)."""
+    findings = [
+        {"scanner": f.scanner, "kind": f.kind, "score": f.score, "action": a.value,
+         "location": f.location}
+        for f, a in zip(decision.findings, decision.applied, strict=True)
+    ]
+    attrs: dict[str, Any] = {
+        c.SPAN_KIND: c.GUARDRAIL,
+        c.GUARDRAIL_TARGET: decision.target, c.GUARDRAIL_ACTION: decision.action.value,
+        c.GUARDRAIL_BLOCKED: decision.blocked, c.GUARDRAIL_SCANNERS: list(decision.scanners),
+        c.GUARDRAIL_PENALTY: float(decision.penalty),
+        c.GUARDRAIL_LATENCY_MS: decision.latency_s * 1000.0,
+        c.GUARDRAIL_FINDINGS: c.dumps(findings), c.OUTPUT_VALUE: decision.reason,
+    }
+    if decision.errors:
+        attrs[c.GUARDRAIL_ERRORS] = list(decision.errors)
+    if decision.tool_name is not None:
+        attrs[c.TOOL_NAME] = decision.tool_name
+    return attrs
+
+
 def _emit_guardrail(tracer: otel.Tracer, parent: Any, ctx: RunContext,
                     record: GuardrailRecord, fallback: int) -> None:
-    attrs: dict[str, Any] = {
-        c.SPAN_KIND: c.GUARDRAIL, c.SESSION_ID: ctx.run,
-        c.RL_GUARD_SCANNERS: list(record.scanners), c.RL_GUARD_ACTION: record.action,
-        c.RL_GUARD_FINDINGS: c.dumps([f.to_dict() for f in record.findings]),
-        c.INPUT_VALUE: record.text, c.OUTPUT_VALUE: record.action, "rl.guard.target": record.target,
-    }
+    attrs = guardrail_attributes(record.decision)
+    attrs[c.SESSION_ID] = ctx.run
     if record.turn_index is not None:
         attrs[c.RL_TURN_INDEX] = record.turn_index
     start = to_ns(record.started_at, fallback)
     span = _child(tracer, parent, "guard", attrs, start)
-    if record.action == "block":
+    if record.decision.blocked:
         span.set_status(Status(StatusCode.ERROR, "blocked by guard"))
     span.end(end_time=max(start, to_ns(record.ended_at, start)))
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from tracerl.algorithms.names import Advantage, KLEstimator, LossAgg, PolicyLoss
 from tracerl.envs.registry import families
+from tracerl.guard.config import GuardConfig
 from tracerl.policy.tiny import TinySpec
 from tracerl.rollout.config import RolloutConfig
 
@@ -223,14 +224,6 @@ class LogConfig:
 
 
 @dataclass(frozen=True)
-class GuardSection:
-    enabled: bool = True
-    """Scan tool calls (block code injection and secrets) and tool outputs (redact) in rollouts."""
-    penalty: bool = False
-    """Subtract the guard's penalty for blocked calls from the outcome reward."""
-
-
-@dataclass(frozen=True)
 class TraceConfig:
     enabled: bool = True
     """Record every training and evaluation trajectory as spans in traces.sqlite."""
@@ -266,7 +259,7 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     log: LogConfig = field(default_factory=LogConfig)
     trace: TraceConfig = field(default_factory=TraceConfig)
-    guard: GuardSection = field(default_factory=GuardSection)
+    guard: GuardConfig = field(default_factory=GuardConfig)
 
     @staticmethod
     def upgrade_keys(data: dict[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,16 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
 
 
+_YAML_BOOLS = {False: {"off", "no", "n", "false"}, True: {"on", "yes", "y", "true"}}
+
+
+def _field_default(f: dataclasses.Field[Any]) -> Any:
+    """The default of a dataclass field (a fresh one for factories), or MISSING."""
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return f.default
+
+
 def _coerce(key: str, value: Any, tp: Any) -> Any:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
@@ -68,6 +78,11 @@ def _coerce(key: str, value: Any, tp: Any) -> Any:
             return None
         raise ConfigError(f"{key}: expected null, got {value!r}")
     if origin is typing.Literal:
+        if isinstance(value, bool):
+            # YAML 1.1 reads off/no (on/yes) as false (true): give back the option so spelt.
+            spelt = [o for o in typing.get_args(tp) if str(o).lower() in _YAML_BOOLS[value]]
+            if len(spelt) == 1:
+                return spelt[0]
         if value in typing.get_args(tp):
             return value
         raise ConfigError(f"{key}: {value!r} is not one of {list(typing.get_args(tp))}")
@@ -110,6 +125,11 @@ def from_dict(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
         tp = hints[name]
         key = prefix + name
         if dataclasses.is_dataclass(tp):
+            # A nested section starts from its field's default, which may differ from
+            # its class's (guard.tool_call.secrets defaults to block, a bare Rule to flag).
+            default = _field_default(fields[name])
+            if isinstance(value, dict) and dataclasses.is_dataclass(default):
+                value = _merge(to_dict(default), value)
             kwargs[name] = from_dict(tp, value, key + ".")  # type: ignore[arg-type]
         else:
             kwargs[name] = _coerce(key, value, tp)
@@ -170,18 +190,20 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def describe(cls: type, prefix: str = "") -> list[tuple[str, str, str, str]]:
-    """(key, type, default, help) for every leaf field, for `--help`."""
+def describe(cls: type, prefix: str = "", defaults: Any = None) -> list[tuple[str, str, str, str]]:
+    """(key, type, default, help) for every leaf field, for `--help`; `defaults` is the
+    instance whose values are shown (a nested section's field default, not its class's)."""
     rows = []
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
     for f in dataclasses.fields(cls):
         doc = docs.get(f.name) or f.metadata.get("doc", "")
         tp = hints[f.name]
+        default = _field_default(f) if defaults is None else getattr(defaults, f.name)
         if dataclasses.is_dataclass(tp):
-            rows += describe(tp, prefix + f.name + ".")  # type: ignore[arg-type]
+            nested = default if dataclasses.is_dataclass(default) else None
+            rows += describe(tp, prefix + f.name + ".", nested)  # type: ignore[arg-type]
             continue
-        default = f.default if f.default is not dataclasses.MISSING else (
-            f.default_factory() if f.default_factory is not dataclasses.MISSING else "")
-        rows.append((prefix + f.name, _type_name(tp), repr(default), doc))
+        shown = "" if default is dataclasses.MISSING else default
+        rows.append((prefix + f.name, _type_name(tp), repr(shown), doc))
     return rows

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -28,7 +29,9 @@ from tracerl.algorithms.turn_credit import (
 )
 from tracerl.credit.turns import per_turn_to_tokens, turn_end_mask
 from tracerl.train.batch import TokenBatch
-from tracerl.train.config import RLConfig
+
+if TYPE_CHECKING:  # the config reads the method table, which reads this module
+    from tracerl.train.config import RLConfig
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class CreditOutput:
     """(B, T) value targets for the critic."""
 
 
-Estimator = Callable[[CreditInputs, RLConfig], CreditOutput]
+Estimator = Callable[[CreditInputs, "RLConfig"], CreditOutput]
 
 
 def _grouped(x: torch.Tensor, group_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

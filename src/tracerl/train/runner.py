@@ -21,7 +21,7 @@ from tracerl.train.config import TrainConfig
 def build_task_family(config: TrainConfig) -> TaskFamily:
     """The configured family through the registry; every family gets the guard."""
     task = config.task
-    guard = Guard() if config.guard.enabled else None
+    guard = Guard(config.guard) if config.guard.enabled else None
     context = FamilyContext(guard=guard, tool_timeout_s=task.tool_timeout_s)
     return build_family(task.family, task.section(), context)
 

@@ -1,8 +1,11 @@
 """The labelled guardrail corpus (issue 6): positives and hard negatives per category.
 
-Written for this project by a seeded generator (`python -m tracerl.guard.corpus.generate`)
-and committed as JSONL. Two splits: "dev" (the scanners were tuned on it) and "heldout"
-(separate templates, never tuned on); benchmarks/guard.py reports both.
+Written for this project by a seeded generator (generate.py) and committed as JSONL. Two
+splits: "dev" (the scanners were tuned on it) and "heldout" (separate templates, never
+tuned on); benchmarks/guard.py reports both.
+
+Benchmark data, not part of the installed package (which ships the scanners only):
+benchmarks/guard.py and tests/guard import it with benchmarks/ on sys.path.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Regenerate guard_corpus.jsonl: `python -m tracerl.guard.corpus.generate [--seed 6]`.
+"""Regenerate guard_corpus.jsonl, from benchmarks/: `python -m guard_corpus.generate [--seed 6]`.
 
 Each template is sampled until it yields the wanted number of distinct texts (or runs
 out of variety); negatives are half the time wrapped in a realistic document, so the
@@ -11,11 +11,11 @@ import argparse
 import random
 from collections.abc import Callable, Mapping
 
-from tracerl.guard.corpus import CORPUS_PATH, CorpusItem
-from tracerl.guard.corpus.dev_negatives import DEV_NEGATIVES
-from tracerl.guard.corpus.dev_templates import DEV_POSITIVES
-from tracerl.guard.corpus.heldout_templates import HELDOUT_NEGATIVES, HELDOUT_POSITIVES
-from tracerl.guard.corpus.wrap import embed
+from guard_corpus import CORPUS_PATH, CorpusItem
+from guard_corpus.dev_negatives import DEV_NEGATIVES
+from guard_corpus.dev_templates import DEV_POSITIVES
+from guard_corpus.heldout_templates import HELDOUT_NEGATIVES, HELDOUT_POSITIVES
+from guard_corpus.wrap import embed
 
 Template = Callable[[random.Random], str]
 

@@ -13,8 +13,8 @@ import base64
 import random
 from collections.abc import Callable
 
-from tracerl.guard.corpus import fakes as F
-from tracerl.guard.corpus.wrap import embed
+from guard_corpus import fakes as F
+from guard_corpus.wrap import embed
 
 Template = Callable[[random.Random], str]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from tracerl.guard.corpus import CorpusItem
+from guard_corpus import CorpusItem
 
 Detector = Callable[[str], set[str]]
 """text -> names of the categories that fired."""

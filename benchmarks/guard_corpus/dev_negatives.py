@@ -7,9 +7,9 @@ from __future__ import annotations
 import base64
 import random
 
-from tracerl.guard.corpus import fakes as F
-from tracerl.guard.corpus.dev_templates import Template, _c
-from tracerl.guard.corpus.wrap import embed
+from guard_corpus import fakes as F
+from guard_corpus.dev_templates import Template, _c
+from guard_corpus.wrap import embed
 
 
 def jb_neg(rng: random.Random) -> str:
