@@ -114,10 +114,7 @@ def parse_metric(spec: str, args: argparse.Namespace) -> Metric:
 def _load_data(args: argparse.Namespace) -> Any:
     """What evaluate() scores. Other sources (e.g. evaluating a checkpoint on a task
     family) add a branch here and return Trajectories."""
-    path = Path(args.data)
-    if not path.exists():
-        raise FileNotFoundError(f"no such file or directory: {path}")
-    return path
+    return Path(args.data)
 
 
 def _report(report: EvalReport, args: argparse.Namespace, out: TextIO) -> None:
@@ -153,6 +150,10 @@ def _run_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit code 0 when scored (failures are in the report), 2 on bad input."""
     out = out or sys.stdout
+    if not Path(args.data).exists():  # checked first: no mode or --metric advice applies
+        sys.stderr.write(f"tracerl eval: {args.data} does not exist (expected a .jsonl file, "
+                         "a trace store, or a run or model directory)\n")
+        return 2
     if _is_checkpoint(args):
         return _run_checkpoint(args, out)
     try:
