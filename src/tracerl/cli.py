@@ -1,19 +1,27 @@
-"""The `tracerl` command: train, and the other subcommands."""
+"""The `tracerl` command: train, eval, audit, doctor, traces.
+
+Start-up stays light: building the parser imports argparse and `tracerl.cli_args`
+(every subcommand's arguments) and nothing else. The module that implements a
+subcommand is imported when that subcommand runs (`_dispatch`), and the training config
+only when `train --help` prints its keys; these are the CLI's only deferred imports.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
 import sys
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
-from tracerl.train.configlib import ConfigError, describe
+from tracerl import cli_args
 
 TRAIN_EPILOG_HEAD = "config keys (set with key=value or in CONFIG.yaml):"
 
 
 def _train_epilog() -> str:
     from tracerl.train.config import TrainConfig
+    from tracerl.train.configlib import describe
 
     lines = [TRAIN_EPILOG_HEAD]
     for key, tp, default, doc in describe(TrainConfig):
@@ -23,90 +31,58 @@ def _train_epilog() -> str:
     return "\n".join(lines)
 
 
-def _split_config_args(items: list[str]) -> tuple[str | None, list[str]]:
-    yaml_path = None
-    overrides = []
-    for item in items:
-        if "=" in item:
-            overrides.append(item)
-        elif yaml_path is None:
-            yaml_path = item
-        else:
-            raise ConfigError(f"unexpected argument {item!r}: give one CONFIG.yaml and key=value")
-    return yaml_path, overrides
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose epilog can be a function, called only when help is printed
+    (so that `tracerl --help` does not import what `train --help` lists)."""
+
+    def __init__(self, *args: Any, lazy_epilog: Callable[[], str] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_epilog = lazy_epilog
+
+    def format_help(self) -> str:
+        if self.lazy_epilog is not None:
+            self.epilog = self.lazy_epilog()
+        return super().format_help()
 
 
-def cmd_train(args: argparse.Namespace) -> int:
-    from tracerl.train import configlib
-    from tracerl.train.config import TrainConfig
-    from tracerl.train.trainer import Trainer
-
-    if args.resume:
-        run_dir = Path(args.resume)
-        saved = run_dir / "config.yaml"
-        if not saved.is_file():
-            raise ConfigError(f"--resume {run_dir}: no config.yaml there (not a run directory)")
-        yaml_path, overrides = _split_config_args(args.config)
-        if yaml_path:
-            raise ConfigError("--resume takes the run's own config.yaml; pass only key=value")
-        config = configlib.load(TrainConfig, str(saved), overrides)
-    else:
-        yaml_path, overrides = _split_config_args(args.config)
-        config = configlib.load(TrainConfig, yaml_path, overrides)
-        run_dir = Path(config.out_dir) / config.name
-    summary = Trainer(config, run_dir, resume=bool(args.resume)).run()
-    print(json.dumps({"run_dir": str(run_dir), "success_before": summary.success_before,
-                      "success_after": summary.success_after, "steps": summary.steps,
-                      "wall_seconds": summary.wall_seconds}, indent=2))
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tracerl", description="Train tool-using LLM agents with reinforcement learning.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    train = sub.add_parser(
-        "train", help="train on a task family (SFT then GRPO by default)",
-        description="Train a policy. With no arguments: the built-in tiny policy on `calc`.",
-        epilog=_train_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    train.add_argument("config", nargs="*", metavar="CONFIG.yaml | key=value",
-                       help="an optional YAML file, then overrides like rl.steps=20")
-    train.add_argument("--resume", metavar="RUN_DIR",
-                       help="continue a run from its last checkpoint")
-    train.set_defaults(func=cmd_train)
-    _add_module_commands(sub)
-    return parser
-
-
-# Subcommands implemented beside their package: (name, module, help). Each module has
-# add_arguments(parser) and run(args) -> exit code; imported only when used.
-MODULE_COMMANDS = (
-    ("eval", "tracerl.evals.cli_eval", "score a JSONL file or a trace store with metrics"),
-    ("audit", "tracerl.rewards.cli_audit", "run known reward hacks against a reward"),
-    ("doctor", "tracerl.sandbox.cli_doctor", "report which sandbox isolation layers work here"),
-    ("traces", "tracerl.trace.cli_traces", "list, show and export recorded traces"),
+# (name, implementing module, help, description, add_arguments, epilog function). Each
+# module has run(args) -> exit code.
+COMMANDS = (
+    ("train", "tracerl.train.cli_train", "train on a task family (SFT then GRPO by default)",
+     cli_args.TRAIN_DESCRIPTION, cli_args.add_train_arguments, _train_epilog),
+    ("eval", "tracerl.evals.cli_eval", "score a JSONL file or a trace store with metrics",
+     cli_args.EVAL_DESCRIPTION, cli_args.add_eval_arguments, None),
+    ("audit", "tracerl.rewards.cli_audit", "run known reward hacks against a reward",
+     cli_args.AUDIT_DESCRIPTION, cli_args.add_audit_arguments, None),
+    ("doctor", "tracerl.sandbox.cli_doctor", "report which sandbox isolation layers work here",
+     cli_args.DOCTOR_DESCRIPTION, cli_args.add_doctor_arguments, None),
+    ("traces", "tracerl.trace.cli_traces", "list, show and export recorded traces",
+     cli_args.TRACES_DESCRIPTION, cli_args.add_traces_arguments, None),
 )
 
 
-def _add_module_commands(sub: argparse._SubParsersAction) -> None:
-    import importlib
-
-    for name, module_name, help_text in MODULE_COMMANDS:
-        module = importlib.import_module(module_name)
-        p = sub.add_parser(name, help=help_text, description=module.__doc__,
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="tracerl", description="Train tool-using LLM agents with reinforcement learning.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, module, help_text, description, add_arguments, epilog in COMMANDS:
+        p = sub.add_parser(name, help=help_text, description=description, lazy_epilog=epilog,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        module.add_arguments(p)
-        p.set_defaults(func=module.run)
+        add_arguments(p)
+        p.set_defaults(module=module)
+    return parser
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Import the subcommand's implementation, now that it is the one to run."""
+    return int(importlib.import_module(args.module).run(args))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
-    except ConfigError as e:
-        print(f"tracerl {args.command}: config error: {e}", file=sys.stderr)
-        return 2
+        return _dispatch(args)
     except FileNotFoundError as e:
         print(f"tracerl {args.command}: {e}", file=sys.stderr)
         return 2

@@ -1,16 +1,5 @@
 """`tracerl eval`: score a JSONL file or a trace store with metrics, or a checkpoint on
-a task family's held-out split.
-
-    tracerl eval runs/calc-tiny                       # the run's latest checkpoint
-    tracerl eval path/to/model --k 8 task.family=calc task.calls=2
-
-    tracerl eval convs.jsonl --metric exact_match --metric bleu:max_n=2
-    tracerl eval runs/exp1 --run exp1 --metric "tool_selection:required=search|fetch" --json
-    tracerl eval convs.jsonl --metric rubric_judge:rubric="Is it polite?" \\
-        --judge-url http://127.0.0.1:8000/v1 --judge-model qwen
-
-A metric spec is `name` or `name:key=value,key=value`; values are JSON when they parse
-(numbers, true), lists are `a|b`, and `@file.json` reads a JSON file (schemas).
+a task family's held-out split. Arguments and usage: `tracerl.cli_args`.
 """
 
 from __future__ import annotations
@@ -23,6 +12,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracerl.cli_args import EVAL_DESCRIPTION
+from tracerl.cli_args import add_eval_arguments as add_arguments
 from tracerl.evals.evaluate import EvalReport, evaluate
 from tracerl.evals.judges import JudgeConfig, RubricJudge
 from tracerl.evals.metric import Metric
@@ -57,26 +48,6 @@ METRICS: dict[str, Callable[..., Any]] = {
     "step_efficiency": StepEfficiency, "no_loop": LoopDetection,
     "trajectory_match": TrajectoryMatch, "latency_s": Latency, "tokens": TokenCount,
 }
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("data", help="a .jsonl file of {'messages': [...], ...} lines, or a "
-                                     "trace store (run directory or traces.sqlite)")
-    parser.add_argument("--metric", action="append", default=[], metavar="SPEC",
-                        help=f"name[:key=value,...]; names: {', '.join(METRICS)}, rubric_judge")
-    parser.add_argument("--run", help="with a trace store: only this run")
-    parser.add_argument("--json", action="store_true", help="print the full report as JSON")
-    parser.add_argument("--out", help="also write the full JSON report to this file")
-    parser.add_argument("--judge-url", help="OpenAI-compatible base URL for rubric_judge")
-    parser.add_argument("--judge-model", help="model name for rubric_judge")
-    ck = parser.add_argument_group(
-        "checkpoint mode (DATA is a run directory or a model directory, and no --metric)")
-    ck.add_argument("overrides", nargs="*", metavar="key=value",
-                    help="train-config keys for the task family, e.g. task.calls=2")
-    ck.add_argument("--tasks", type=int, default=100, help="held-out tasks (default 100)")
-    ck.add_argument("--k", type=int, default=1, help="samples per task, for pass@k (default 1)")
-    ck.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
-    ck.add_argument("--seed", type=int, default=0, help="seed of tasks and sampling")
 
 
 def _value(key: str, raw: str) -> Any:
@@ -114,10 +85,7 @@ def parse_metric(spec: str, args: argparse.Namespace) -> Metric:
 def _load_data(args: argparse.Namespace) -> Any:
     """What evaluate() scores. Other sources (e.g. evaluating a checkpoint on a task
     family) add a branch here and return Trajectories."""
-    path = Path(args.data)
-    if not path.exists():
-        raise FileNotFoundError(f"no such file or directory: {path}")
-    return path
+    return Path(args.data)
 
 
 def _report(report: EvalReport, args: argparse.Namespace, out: TextIO) -> None:
@@ -153,6 +121,10 @@ def _run_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit code 0 when scored (failures are in the report), 2 on bad input."""
     out = out or sys.stdout
+    if not Path(args.data).exists():  # checked first: no mode or --metric advice applies
+        sys.stderr.write(f"tracerl eval: {args.data} does not exist (expected a .jsonl file, "
+                         "a trace store, or a run or model directory)\n")
+        return 2
     if _is_checkpoint(args):
         return _run_checkpoint(args, out)
     try:
@@ -171,7 +143,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tracerl eval", description=__doc__,
+    parser = argparse.ArgumentParser(prog="tracerl eval", description=EVAL_DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     return run(parser.parse_args(argv))

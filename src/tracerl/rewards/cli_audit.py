@@ -1,6 +1,7 @@
 """`tracerl audit REWARD`: run the known reward hacks against a reward.
 
 Exit code 0 when no hack scored above 0, 1 when any did, 2 when REWARD is invalid.
+Arguments: `tracerl.cli_args`.
 """
 
 from __future__ import annotations
@@ -9,18 +10,9 @@ import argparse
 import json
 from dataclasses import asdict
 
+from tracerl.cli_args import AUDIT_DESCRIPTION
+from tracerl.cli_args import add_audit_arguments as add_arguments
 from tracerl.rewards.audit import audit, resolve_reward
-from tracerl.rewards.hacks import CATEGORIES
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("reward", help="code_tests, math_answer, or module:attr")
-    parser.add_argument("--category", action="append", choices=CATEGORIES,
-                        help="only hacks of this category (repeatable; default: all)")
-    parser.add_argument("--timeout", type=float, default=2.0,
-                        help="seconds per test case for code_tests / per verification")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--verbose", action="store_true", help="list clean hacks too")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="tracerl audit", description=__doc__)
+    parser = argparse.ArgumentParser(prog="tracerl audit", description=AUDIT_DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     return run(parser.parse_args())
 

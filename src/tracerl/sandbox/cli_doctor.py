@@ -1,4 +1,7 @@
-"""`tracerl doctor`: report which sandbox isolation layers work on this host."""
+"""`tracerl doctor`: report which sandbox isolation layers work on this host.
+
+Arguments: `tracerl.cli_args`.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,9 @@ import argparse
 import json
 from dataclasses import asdict
 
+from tracerl.cli_args import DOCTOR_DESCRIPTION
+from tracerl.cli_args import add_doctor_arguments as add_arguments
 from tracerl.sandbox.doctor import isolation_report
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="tracerl doctor", description=__doc__)
+    parser = argparse.ArgumentParser(prog="tracerl doctor", description=DOCTOR_DESCRIPTION)
     add_arguments(parser)
     return run(parser.parse_args())
 

@@ -1,9 +1,6 @@
 """`tracerl traces list|show|export`: read a run's trace store from the shell.
 
-    tracerl traces list runs/exp1 --runs
-    tracerl traces list runs/exp1 --tool calculator --min-reward 1 --json
-    tracerl traces show runs/exp1 3fa2c1
-    tracerl traces export runs/exp1 --format openai --out convs.jsonl --status done
+Arguments and usage: `tracerl.cli_args`.
 """
 
 from __future__ import annotations
@@ -15,38 +12,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracerl.cli_args import TRACES_DESCRIPTION
+from tracerl.cli_args import add_traces_arguments as add_arguments
 from tracerl.trace import conventions as c
 from tracerl.trace.export import write_conversations, write_otlp_json
 from tracerl.trace.store import SpanRecord, TraceStore, TrajectorySummary
 from tracerl.util.table import format_table
-
-
-def _add_filters(p: argparse.ArgumentParser) -> None:
-    p.add_argument("store", help="run directory or traces.sqlite file")
-    p.add_argument("--run", help="only this run (session.id)")
-    p.add_argument("--step", type=int, help="only this training step")
-    p.add_argument("--status", choices=("done", "truncated", "error"), help="only this status")
-    p.add_argument("--tool", help="only trajectories that called this tool")
-    p.add_argument("--min-reward", type=float, help="only outcome reward >= this")
-    p.add_argument("--max-reward", type=float, help="only outcome reward <= this")
-    p.add_argument("--limit", type=int, help="at most this many trajectories")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="traces_command", required=True)
-    ls = sub.add_parser("list", help="list runs or trajectories")
-    _add_filters(ls)
-    ls.add_argument("--runs", action="store_true", help="one line per run instead")
-    ls.add_argument("--json", action="store_true", help="JSON lines instead of a table")
-    show = sub.add_parser("show", help="print one trajectory's span tree")
-    show.add_argument("store", help="run directory or traces.sqlite file")
-    show.add_argument("trace_id", help="trace id or a unique prefix of it")
-    show.add_argument("--attributes", action="store_true", help="print every attribute")
-    exp = sub.add_parser("export", help="export trajectories to a file")
-    _add_filters(exp)
-    exp.add_argument("--format", choices=("openai", "otlp"), default="openai",
-                     help="openai: JSONL conversations; otlp: OTLP/JSON, one request a line")
-    exp.add_argument("--out", help="output file (default: stdout)")
 
 
 def _selected(store: TraceStore, args: argparse.Namespace) -> list[TrajectorySummary]:
@@ -121,7 +92,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tracerl traces", description=__doc__)
+    parser = argparse.ArgumentParser(prog="tracerl traces", description=TRACES_DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

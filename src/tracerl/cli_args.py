@@ -1,0 +1,128 @@
+"""The arguments of every `tracerl` subcommand, and nothing else.
+
+Building the `tracerl` parser (and printing help) imports only this module, so
+`tracerl --help` does not pay for torch, transformers or OpenTelemetry. Each command
+is implemented beside its package (`tracerl.train.cli_train`, `tracerl.evals.cli_eval`,
+...), which `tracerl.cli` imports only when that command runs; an implementation module
+with a `python -m` entry point builds it from these same definitions. Keep this module
+free of tracerl imports: names the parser needs from a heavy module are repeated here,
+and tests/test_cli.py checks that the copies agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+# tracerl.evals.cli_eval.METRICS, the names the CLI maps to metric constructors.
+METRIC_NAMES = (
+    "exact_match", "contains", "regex_match", "numeric_match", "json_valid", "json_schema",
+    "bleu", "rouge_l", "edit_similarity", "tool_selection", "tool_call_validity",
+    "step_efficiency", "no_loop", "trajectory_match", "latency_s", "tokens",
+)
+# tracerl.rewards.hacks.CATEGORIES
+HACK_CATEGORIES = ("code", "math", "format", "judge")
+
+TRAIN_DESCRIPTION = "Train a policy. With no arguments: the built-in tiny policy on `calc`."
+
+EVAL_DESCRIPTION = """\
+Score a JSONL file or a trace store with metrics, or a checkpoint on a task family's
+held-out split.
+
+    tracerl eval runs/calc-tiny                       # the run's latest checkpoint
+    tracerl eval path/to/model --k 8 task.family=calc task.calls=2
+
+    tracerl eval convs.jsonl --metric exact_match --metric bleu:max_n=2
+    tracerl eval runs/exp1 --run exp1 --metric "tool_selection:required=search|fetch" --json
+    tracerl eval convs.jsonl --metric rubric_judge:rubric="Is it polite?" \\
+        --judge-url http://127.0.0.1:8000/v1 --judge-model qwen
+
+A metric spec is `name` or `name:key=value,key=value`; values are JSON when they parse
+(numbers, true), lists are `a|b`, and `@file.json` reads a JSON file (schemas).
+"""
+
+AUDIT_DESCRIPTION = """\
+Run the known reward hacks against a reward.
+
+Exit code 0 when no hack scored above 0, 1 when any did, 2 when REWARD is invalid.
+"""
+
+DOCTOR_DESCRIPTION = "Report which sandbox isolation layers work on this host."
+
+TRACES_DESCRIPTION = """\
+List, show and export the trajectories in a run's trace store.
+
+    tracerl traces list runs/exp1 --runs
+    tracerl traces list runs/exp1 --tool calculator --min-reward 1 --json
+    tracerl traces show runs/exp1 3fa2c1
+    tracerl traces export runs/exp1 --format openai --out convs.jsonl --status done
+"""
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", nargs="*", metavar="CONFIG.yaml | key=value",
+                        help="an optional YAML file, then overrides like rl.steps=20")
+    parser.add_argument("--resume", metavar="RUN_DIR",
+                        help="continue a run from its last checkpoint")
+
+
+def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", help="a .jsonl file of {'messages': [...], ...} lines, or a "
+                                     "trace store (run directory or traces.sqlite)")
+    parser.add_argument("--metric", action="append", default=[], metavar="SPEC",
+                        help=f"name[:key=value,...]; names: {', '.join(METRIC_NAMES)}, "
+                             "rubric_judge")
+    parser.add_argument("--run", help="with a trace store: only this run")
+    parser.add_argument("--json", action="store_true", help="print the full report as JSON")
+    parser.add_argument("--out", help="also write the full JSON report to this file")
+    parser.add_argument("--judge-url", help="OpenAI-compatible base URL for rubric_judge")
+    parser.add_argument("--judge-model", help="model name for rubric_judge")
+    ck = parser.add_argument_group(
+        "checkpoint mode (DATA is a run directory or a model directory, and no --metric)")
+    ck.add_argument("overrides", nargs="*", metavar="key=value",
+                    help="train-config keys for the task family, e.g. task.calls=2")
+    ck.add_argument("--tasks", type=int, default=100, help="held-out tasks (default 100)")
+    ck.add_argument("--k", type=int, default=1, help="samples per task, for pass@k (default 1)")
+    ck.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
+    ck.add_argument("--seed", type=int, default=0, help="seed of tasks and sampling")
+
+
+def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("reward", help="code_tests, math_answer, or module:attr")
+    parser.add_argument("--category", action="append", choices=HACK_CATEGORIES,
+                        help="only hacks of this category (repeatable; default: all)")
+    parser.add_argument("--timeout", type=float, default=2.0,
+                        help="seconds per test case for code_tests / per verification")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--verbose", action="store_true", help="list clean hacks too")
+
+
+def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _add_trace_filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", help="run directory or traces.sqlite file")
+    p.add_argument("--run", help="only this run (session.id)")
+    p.add_argument("--step", type=int, help="only this training step")
+    p.add_argument("--status", choices=("done", "truncated", "error"), help="only this status")
+    p.add_argument("--tool", help="only trajectories that called this tool")
+    p.add_argument("--min-reward", type=float, help="only outcome reward >= this")
+    p.add_argument("--max-reward", type=float, help="only outcome reward <= this")
+    p.add_argument("--limit", type=int, help="at most this many trajectories")
+
+
+def add_traces_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="traces_command", required=True)
+    ls = sub.add_parser("list", help="list runs or trajectories")
+    _add_trace_filters(ls)
+    ls.add_argument("--runs", action="store_true", help="one line per run instead")
+    ls.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    show = sub.add_parser("show", help="print one trajectory's span tree")
+    show.add_argument("store", help="run directory or traces.sqlite file")
+    show.add_argument("trace_id", help="trace id or a unique prefix of it")
+    show.add_argument("--attributes", action="store_true", help="print every attribute")
+    exp = sub.add_parser("export", help="export trajectories to a file")
+    _add_trace_filters(exp)
+    exp.add_argument("--format", choices=("openai", "otlp"), default="openai",
+                     help="openai: JSONL conversations; otlp: OTLP/JSON, one request a line")
+    exp.add_argument("--out", help="output file (default: stdout)")

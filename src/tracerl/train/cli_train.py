@@ -1,0 +1,61 @@
+"""`tracerl train [CONFIG.yaml] [key=value ...]`: build a TrainConfig, run the Trainer.
+
+Arguments: `tracerl.cli_args`; the config keys in `train --help` come from TrainConfig.
+Exit code 0 when the run finishes, 2 on a config error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tracerl.train import configlib
+from tracerl.train.config import TrainConfig
+from tracerl.train.configlib import ConfigError
+from tracerl.train.trainer import Trainer
+
+
+def _split_config_args(items: list[str]) -> tuple[str | None, list[str]]:
+    yaml_path = None
+    overrides = []
+    for item in items:
+        if "=" in item:
+            overrides.append(item)
+        elif yaml_path is None:
+            yaml_path = item
+        else:
+            raise ConfigError(f"unexpected argument {item!r}: give one CONFIG.yaml and key=value")
+    return yaml_path, overrides
+
+
+def _config(args: argparse.Namespace) -> tuple[TrainConfig, Path]:
+    """The run's config and directory: from the arguments, or the run's own config.yaml
+    plus key=value overrides with --resume."""
+    if args.resume:
+        run_dir = Path(args.resume)
+        saved = run_dir / "config.yaml"
+        if not saved.is_file():
+            raise ConfigError(f"--resume {run_dir}: no config.yaml there (not a run directory)")
+        yaml_path, overrides = _split_config_args(args.config)
+        if yaml_path:
+            raise ConfigError("--resume takes the run's own config.yaml; pass only key=value")
+        return configlib.load(TrainConfig, str(saved), overrides), run_dir
+    yaml_path, overrides = _split_config_args(args.config)
+    config = configlib.load(TrainConfig, yaml_path, overrides)
+    return config, Path(config.out_dir) / config.name
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train, print the summary as JSON; 2 on a config error."""
+    try:
+        config, run_dir = _config(args)
+        summary = Trainer(config, run_dir, resume=bool(args.resume)).run()
+    except ConfigError as e:
+        print(f"tracerl train: config error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps({"run_dir": str(run_dir), "success_before": summary.success_before,
+                      "success_after": summary.success_after, "steps": summary.steps,
+                      "wall_seconds": summary.wall_seconds}, indent=2))
+    return 0
