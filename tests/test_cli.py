@@ -141,9 +141,6 @@ def test_doctor_runs_without_torch_or_opentelemetry():
     assert _loaded_by("doctor", "--json") == []
 
 
-@pytest.mark.xfail(strict=True, reason="tracerl.train.config imports torch (rollout, policy, "
-                   "algorithms) and tracerl/train/__init__.py imports the Trainer; remove "
-                   "this mark when the config is torch-free")
 def test_train_help_loads_only_the_config():
     loaded = _loaded_by("train", "--help")
     assert "tracerl.train.config" in loaded
