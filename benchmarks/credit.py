@@ -31,7 +31,7 @@ from tracerl.train import configlib
 from tracerl.train.config import TrainConfig
 from tracerl.train.trainer import Trainer
 
-COMMON = ["task.family=maze", "task.maze_min_moves=8", "task.maze_max_moves=9",
+COMMON = ["task.family=maze", "task.maze.min_moves=8", "task.maze.max_moves=9",
           "tiny.hidden_size=64", "tiny.heads=2", "tiny.intermediate_size=192",
           "tiny.layers=2", "tiny.max_positions=600", "rl.max_turns=11",
           "rl.max_turn_tokens=24", "rl.max_response_tokens=500", "log.progress=false",

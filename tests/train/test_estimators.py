@@ -71,9 +71,8 @@ def test_gae_returns_value_targets():
 
 
 def test_kl_in_the_reward_lowers_group_rewards():
-    kl = torch.tensor([[0.1, 0.1, 0.1, 5.0]] * 4)
-    inp = _inputs([1.0, 1.0, 0.0, 0.0], kl_penalty=kl * torch.tensor([[1.0], [0.0], [0.0],
-                                                                      [0.0]]))
-    out = ESTIMATORS["dr_grpo"].fn(inp, RLConfig())
-    # sequence 0 pays 0.3 (padding KL is masked): [0.7, 1] -> [-0.15, +0.15]
+    kl = torch.tensor([[0.2, 0.2, 0.2, 5.0]] * 4)
+    inp = _inputs([1.0, 1.0, 0.0, 0.0], kl=kl * torch.tensor([[1.0], [0.0], [0.0], [0.0]]))
+    out = ESTIMATORS["dr_grpo"].fn(inp, RLConfig(kl_coef=0.5, kl_placement="reward"))
+    # sequence 0 pays 0.5 * 0.6 = 0.3 (padding KL is masked): [0.7, 1] -> [-0.15, +0.15]
     assert torch.allclose(out.advantages[:2, 0], torch.tensor([-0.15, 0.15]), atol=1e-5)

@@ -22,6 +22,7 @@ from tracerl.algorithms.advantages import (
     rloo_advantages,
 )
 from tracerl.algorithms.gae import bilevel_gae_advantages, gae_advantages
+from tracerl.algorithms.kl import kl_in_reward
 from tracerl.algorithms.turn_credit import (
     discounted_turn_returns,
     gigpo_advantages,
@@ -50,8 +51,9 @@ class CreditInputs:
     """(B, K) long anchor-state ids for gigpo (-1 = no turn)."""
     values: torch.Tensor | None = None
     """(B, T) critic values at rollout time (gae, turn_gae)."""
-    kl_penalty: torch.Tensor | None = None
-    """(B, T) kl_coef * KL to the reference, subtracted from the reward (kl_placement=reward)."""
+    kl: torch.Tensor | None = None
+    """(B, T) per-token KL to the reference, to be charged in the reward (kl_placement=reward)
+    at rl.kl_coef; None: no KL in the reward."""
 
 
 @dataclass(frozen=True)
@@ -79,23 +81,24 @@ def _grouped(x: torch.Tensor, group_ids: torch.Tensor) -> tuple[torch.Tensor, to
     return out, torch.stack([row, col])
 
 
-def _seq_rewards(inp: CreditInputs) -> torch.Tensor:
+def _seq_rewards(inp: CreditInputs, cfg: RLConfig) -> torch.Tensor:
     """(B,) rewards with an in-reward KL penalty summed over each sequence."""
-    if inp.kl_penalty is None:
+    if inp.kl is None:
         return inp.rewards
-    return inp.rewards - (inp.kl_penalty * inp.batch.loss_mask).sum(-1)
+    penalties = kl_in_reward(torch.zeros_like(inp.kl), inp.kl, cfg.kl_coef, inp.batch.loss_mask)
+    return inp.rewards + penalties.sum(-1)
 
 
-def _token_rewards(inp: CreditInputs, outcomes: torch.Tensor) -> torch.Tensor:
+def _token_rewards(inp: CreditInputs, outcomes: torch.Tensor, cfg: RLConfig) -> torch.Tensor:
     rewards = outcome_token_rewards(outcomes, inp.batch.loss_mask)  # (B, T)
-    if inp.kl_penalty is not None:
-        rewards = rewards - inp.kl_penalty * inp.batch.loss_mask
+    if inp.kl is not None:
+        rewards = kl_in_reward(rewards, inp.kl, cfg.kl_coef, inp.batch.loss_mask)
     return rewards
 
 
 def _group_estimator(fn: Callable[[torch.Tensor], torch.Tensor]) -> Estimator:
     def estimate(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
-        grouped, (row, col) = _grouped(_seq_rewards(inp), inp.group_ids)  # (N, G)
+        grouped, (row, col) = _grouped(_seq_rewards(inp, cfg), inp.group_ids)  # (N, G)
         adv = fn(grouped)[row, col]  # (B,)
         return CreditOutput(broadcast_to_tokens(adv, inp.batch.loss_mask))
     return estimate
@@ -115,7 +118,7 @@ def _reinforce_pp(baseline: bool) -> Estimator:
         if baseline:  # REINFORCE++-baseline: subtract the group mean first
             grouped, (row, col) = _grouped(outcomes, inp.group_ids)
             outcomes = grpo_advantages(grouped, std_normalize=False)[row, col]
-        adv = reinforce_pp_advantages(_token_rewards(inp, outcomes), inp.batch.loss_mask,
+        adv = reinforce_pp_advantages(_token_rewards(inp, outcomes, cfg), inp.batch.loss_mask,
                                       cfg.gamma)
         return CreditOutput(adv)
     return estimate
@@ -134,7 +137,7 @@ reinforce_pp_baseline = _reinforce_pp(baseline=True)
 
 
 def gae(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
-    adv, ret = gae_advantages(_token_rewards(inp, inp.rewards), _need_values(inp),
+    adv, ret = gae_advantages(_token_rewards(inp, inp.rewards, cfg), _need_values(inp),
                               inp.batch.loss_mask, cfg.gamma, cfg.lam)
     return CreditOutput(adv, ret)
 
@@ -143,7 +146,7 @@ def turn_gae(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
     """Bi-level GAE: turn rewards (evaluator score - 0.5, so a neutral turn earns 0) at
     each turn's last token, the outcome added at the final one."""
     ends = turn_end_mask(inp.turn_index)  # (B, T)
-    rewards = _token_rewards(inp, inp.rewards)  # (B, T) outcome on the last action token
+    rewards = _token_rewards(inp, inp.rewards, cfg)  # (B, T) outcome on the last action token
     if inp.turn_rewards is not None:
         shaped = per_turn_to_tokens(inp.turn_rewards - 0.5, inp.turn_index)  # (B, T)
         rewards = rewards + shaped * ends
@@ -160,7 +163,7 @@ def mt_grpo(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
     k = _turn_shape(inp)
     tr = (inp.turn_rewards[:, :k] if inp.turn_rewards is not None
           else torch.full((len(inp.rewards), k), float("nan")))
-    outcomes, (row, col) = _grouped(_seq_rewards(inp), inp.group_ids)  # (N, G)
+    outcomes, (row, col) = _grouped(_seq_rewards(inp, cfg), inp.group_ids)  # (N, G)
     turns, _ = _grouped(tr, inp.group_ids)  # (N, G, K)
     per_turn = mt_grpo_advantages(outcomes, turns, cfg.turn_weight, std_normalize=True)
     return CreditOutput(per_turn_to_tokens(per_turn[row, col], inp.turn_index)
@@ -177,11 +180,11 @@ def gigpo(inp: CreditInputs, cfg: RLConfig) -> CreditOutput:
     exists = anchors >= 0  # (B, K)
     last = exists.long().cumsum(1).argmax(1)  # (B,) last existing turn
     step_rewards = torch.where(exists, torch.zeros(anchors.shape), torch.tensor(float("nan")))
-    step_rewards[torch.arange(len(last)), last] = _seq_rewards(inp)
+    step_rewards[torch.arange(len(last)), last] = _seq_rewards(inp, cfg)
     if inp.turn_rewards is not None:
         step_rewards = step_rewards + torch.nan_to_num(inp.turn_rewards[:, :k] - 0.5)
     returns = discounted_turn_returns(step_rewards, cfg.gamma)  # (B, K)
-    outcomes, (row, col) = _grouped(_seq_rewards(inp), inp.group_ids)
+    outcomes, (row, col) = _grouped(_seq_rewards(inp, cfg), inp.group_ids)
     grouped_returns, _ = _grouped(returns, inp.group_ids)  # (N, G, K)
     grouped_anchors, _ = _grouped(anchors.to(torch.float32), inp.group_ids)
     grouped_anchors = torch.nan_to_num(grouped_anchors, nan=-1.0).long()

@@ -181,7 +181,7 @@ class RLStep:
         kl_pen = None
         if ref_logp is not None and rl.kl_placement == "reward":
             policy_logp = batch.old_logp  # the sampler's logprobs: the policy that acted
-            kl_pen = rl.kl_coef * kl_estimate(policy_logp, ref_logp, rl.kl_estimator)
+            kl_pen = kl_estimate(policy_logp, ref_logp, rl.kl_estimator)
         values = None
         if self.critic is not None:
             with torch.no_grad():
@@ -192,7 +192,7 @@ class RLStep:
             turn_index=turn_id_matrix(keep, batch.loss_mask.shape[1]),
             turn_rewards=turn_rewards(keep, evaluator, k) if evaluator else None,
             anchors=anchor_ids(keep, k, self._state_key()) if self.method.anchors else None,
-            values=values, kl_penalty=kl_pen)
+            values=values, kl=kl_pen)
 
     # -- the update ----------------------------------------------------------------------
     def update(self, groups: list[Group], optimizer: torch.optim.Optimizer, step: int,
