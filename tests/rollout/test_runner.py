@@ -71,3 +71,19 @@ def test_groups_keep_their_task_and_size(tiny_policy):
     for i, g in enumerate(groups):
         assert [t.sample_index for t in g.trajectories] == [0, 1, 2, 3]
         assert all(t.group_index == i and t.policy_version == 7 for t in g.trajectories)
+
+
+def test_a_call_may_change_group_size_and_temperature_without_touching_the_config(tiny_policy):
+    fam = CalcFamily(calls=1)
+    runner = _runner(tiny_policy, fam.make_env, fam.reward, group_size=3)
+    before = runner.config
+    groups = runner.run(fam.tasks("train", 2, seed=0), group_size=1, temperature=0.0)
+    assert [len(g.trajectories) for g in groups] == [1, 1]
+    assert runner.config is before and runner.config.group_size == 3
+    assert [len(g.trajectories) for g in runner.run(fam.tasks("train", 1, seed=0))] == [3]
+
+
+def test_the_transformers_sampler_is_a_sampler(tiny_policy):
+    from tracerl.policy.sampling import Sampler
+
+    assert isinstance(TransformersSampler(tiny_policy.model, tiny_policy.pad_id), Sampler)

@@ -45,3 +45,23 @@ def test_every_field_is_documented():
     undocumented = [key for key, _, _, doc in rows if not doc]
     assert not undocumented
     assert ("rl.steps", "int", "100", "RL steps (one rollout batch and one update each).") in rows
+
+
+def test_the_config_imports_without_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; from tracerl.train import configlib; "
+            "from tracerl.train.config import TrainConfig; configlib.describe(TrainConfig); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'torch', 'transformers', 'opentelemetry', 'matplotlib'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_old_dr_grpo_switch_becomes_the_one_name():
+    cfg = configlib.load(TrainConfig, None, ["rl.std_normalize=false"])
+    assert cfg.rl.advantage == "dr_grpo"
+    assert configlib.load(TrainConfig, None, ["rl.std_normalize=true"]).rl.advantage == "grpo"
+    with pytest.raises(configlib.ConfigError, match="rl.advantage=dr_grpo"):
+        configlib.load(TrainConfig, None, ["rl.std_normalize=false", "rl.advantage=rloo"])
