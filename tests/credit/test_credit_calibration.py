@@ -1,7 +1,6 @@
 import random
 
 import pytest
-from credit_fixtures import maze_runner
 
 from tracerl.credit.calibration import calibrate, sample_states, sign_accuracy, spearman
 from tracerl.credit.evaluators import SubgoalEvaluator
@@ -27,7 +26,7 @@ def test_sign_accuracy_skips_ties():
 
 
 @pytest.fixture(scope="module")
-def states():
+def states(maze_runner):
     runner, family = maze_runner(noise=0.15, group_size=4, seed=1)
     groups = runner.run(family.tasks("train", 6, seed=0))
     trajs = [t for g in groups for t in g.trajectories]
