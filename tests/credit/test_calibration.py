@@ -40,6 +40,7 @@ def test_balanced_states_cover_both_verdicts(states):
     assert len(sampled) == 24 and 0.0 in verdicts and 1.0 in verdicts
 
 
+@pytest.mark.slow  # Monte Carlo rollouts from 24 states
 def test_calibration_trusts_a_correct_evaluator(states):
     runner, family, sampled = states
     report = calibrate(SubgoalEvaluator(family.subgoal), MonteCarloEvaluator(runner, 8),
@@ -48,6 +49,7 @@ def test_calibration_trusts_a_correct_evaluator(states):
     assert report.accuracy > 0.7
 
 
+@pytest.mark.slow  # Monte Carlo rollouts from 24 states
 def test_calibration_falls_back_on_a_wrong_evaluator(states, caplog):
     runner, family, sampled = states
     inverted = SubgoalEvaluator(lambda t, k: 1.0 - family.subgoal(t, k), name="inverted")
