@@ -57,7 +57,8 @@ class JudgeHandler(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def config() -> Iterator[JudgeConfig]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), JudgeHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
     yield JudgeConfig(f"http://127.0.0.1:{server.server_port}/v1", model="judge")
     server.shutdown()
     server.server_close()
