@@ -61,6 +61,7 @@ def _rl_records(run: Path) -> list[dict]:
     return [r for r in map(json.loads, lines) if r["stage"] == "rl"]
 
 
+@pytest.mark.slow  # trains, is killed, and trains again
 def test_interrupted_run_resumes_from_its_last_checkpoint(tmp_path):
     args = _train(tmp_path, "killed", "rl.steps=8")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

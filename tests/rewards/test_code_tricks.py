@@ -17,7 +17,13 @@ def test_the_honest_solution_scores_one(pool: SandboxPool) -> None:
     assert code_tests(SOLUTION, CODE_TESTS, pool=pool, timeout_s=2).score == 1.0
 
 
-@pytest.mark.parametrize("hack", CODE_HACKS, ids=lambda h: h.name)
+# These wait out the 1 s timeout or a memory or process limit.
+WAITS_FOR_A_LIMIT = {"infinite_loop", "memory_bomb", "fork_bomb"}
+
+
+@pytest.mark.parametrize("hack", [
+    pytest.param(h, id=h.name, marks=[pytest.mark.slow] if h.name in WAITS_FOR_A_LIMIT else [])
+    for h in CODE_HACKS])
 def test_trick_scores_zero(hack: Hack, pool: SandboxPool) -> None:
     r = code_tests(extract_code(hack.completion), CODE_TESTS, pool=pool, timeout_s=1)
     assert r.score == 0.0, (hack.name, r)

@@ -9,14 +9,13 @@ import subprocess
 import sys
 
 import pytest
-from trace_fixtures import build_trajectory
 
 from tracerl.trace import Tracer
 from tracerl.trace.cli_traces import add_arguments, run
 
 
 @pytest.fixture
-def run_dir(tmp_path):
+def run_dir(tmp_path, build_trajectory):
     with Tracer.for_run(tmp_path) as tracer:
         tracer.record_trajectory(build_trajectory(reward=1.0), run="exp", step=0)
         tracer.record_trajectory(build_trajectory(reward=0.0, sample=1, broken_tool=False),

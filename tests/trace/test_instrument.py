@@ -120,7 +120,8 @@ class ChatHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def chat_url() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), ChatHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/v1"
     server.shutdown()
     server.server_close()

@@ -18,6 +18,7 @@ def requires(pool: SandboxPool, *layers: str) -> None:
         pytest.skip(f"host lacks isolation layers {missing} (see `tracerl doctor`)")
 
 
+@pytest.mark.slow  # waits out connect and accept timeouts
 def test_cannot_connect_to_a_socket_listening_on_host_loopback(pool: SandboxPool) -> None:
     requires(pool, "net_ns")
     listener = socket.socket()
@@ -74,6 +75,7 @@ def test_cannot_read_the_project_or_its_hidden_tests(pool: SandboxPool) -> None:
     assert res.status == "error" and "FileNotFoundError" in res.stderr
 
 
+@pytest.mark.slow  # waits out the run's timeout
 def test_fork_bomb_is_contained_and_the_pool_recovers(pool: SandboxPool) -> None:
     bomb = "import os\nwhile True:\n    try: os.fork()\n    except OSError: pass"
     res = pool.run_python(bomb, timeout_s=1)
@@ -89,6 +91,7 @@ def test_killing_the_parent_does_not_kill_the_worker(pool: SandboxPool) -> None:
     assert pool.run_python("print('alive')").stdout == "alive\n"
 
 
+@pytest.mark.slow  # sleeps past the orphan's write
 def test_background_processes_are_killed_when_the_run_ends(pool: SandboxPool) -> None:
     requires(pool, "pid_ns", "private_root")
     code = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n"

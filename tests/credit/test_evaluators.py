@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from credit_fixtures import play, toward
 
 from tracerl.credit.evaluators import JudgeStepEvaluator, SubgoalEvaluator, ToolValidityEvaluator
 from tracerl.envs.maze import MazeFamily
@@ -34,7 +33,7 @@ def test_tool_validity_rejects_a_turn_index_out_of_range():
         ToolValidityEvaluator()(traj, 3)
 
 
-def test_maze_subgoal_marks_progress_and_detours():
+def test_maze_subgoal_marks_progress_and_detours(play, toward):
     family = MazeFamily(min_moves=8, max_moves=8)
     good, bad = toward(family)
     traj = play(family, good + bad + good)
@@ -62,12 +61,13 @@ class _Judge(BaseHTTPRequestHandler):
 @pytest.fixture
 def judge_url() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Judge)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
 
 
-def test_judge_scores_a_step_through_an_openai_endpoint(judge_url):
+def test_judge_scores_a_step_through_an_openai_endpoint(judge_url, play):
     traj = play(MazeFamily(min_moves=8, max_moves=8), "NN")
     ev = JudgeStepEvaluator(JudgeConfig(judge_url, "judge-model"))
     assert ev(traj, 1) == pytest.approx(0.8)
@@ -75,13 +75,13 @@ def test_judge_scores_a_step_through_an_openai_endpoint(judge_url):
     assert "Step to judge" in prompt and prompt.count('{"name": "N"}') == 2
 
 
-def test_judge_abstains_and_counts_unparseable_replies(judge_url, monkeypatch):
+def test_judge_abstains_and_counts_unparseable_replies(judge_url, monkeypatch, play):
     monkeypatch.setattr(_Judge, "reply", "no idea")
     ev = JudgeStepEvaluator(JudgeConfig(judge_url, "judge-model"))
     assert ev(play(MazeFamily(min_moves=8, max_moves=8), "N"), 0) is None
     assert ev.failures == [1]  # type: ignore[attr-defined]
 
 
-def test_judge_abstains_when_the_endpoint_is_down():
+def test_judge_abstains_when_the_endpoint_is_down(play):
     ev = JudgeStepEvaluator(JudgeConfig("http://127.0.0.1:9/v1", "m", timeout_s=2.0))
     assert ev(play(MazeFamily(min_moves=8, max_moves=8), "N"), 0) is None

@@ -6,7 +6,6 @@ import dataclasses
 import json
 
 import pytest
-from trace_fixtures import T0, build_trajectory
 
 from tracerl.guard import Action, Guard
 from tracerl.trace import (
@@ -47,11 +46,11 @@ def test_span_kinds_per_turn_call_and_reward_part(spans):
     assert kinds == sorted(["AGENT", "LLM", "LLM", "TOOL", "TOOL", "EVALUATOR", "EVALUATOR"])
 
 
-def test_spans_carry_recorded_wall_clock_times(spans):
+def test_spans_carry_recorded_wall_clock_times(spans, t0):
     (root,) = _kind(spans, "AGENT")
     turn1 = next(s for s in spans if s.name == "turn 1")
-    assert (root.start_ns, root.end_ns) == (int(T0 * 1e9), int((T0 + 0.6) * 1e9))
-    assert turn1.start_ns == int((T0 + 0.4) * 1e9)
+    assert (root.start_ns, root.end_ns) == (int(t0 * 1e9), int((t0 + 0.6) * 1e9))
+    assert turn1.start_ns == int((t0 + 0.4) * 1e9)
 
 
 def test_agent_span_has_rl_attributes(spans):
@@ -98,9 +97,9 @@ def test_evaluator_span_per_reward_part(spans):
     assert "evaluation.score" not in ev["format"] and ev["format"]["evaluation.label"] == "unjudged"
 
 
-def test_guardrail_span_per_guard_decision(tmp_path, trajectory):
+def test_guardrail_span_per_guard_decision(tmp_path, trajectory, t0):
     decision = Guard().check_tool_call("bash", {"command": "rm -rf /"})
-    record = GuardrailRecord(decision, turn_index=1, started_at=T0 + 0.5, ended_at=T0 + 0.51)
+    record = GuardrailRecord(decision, turn_index=1, started_at=t0 + 0.5, ended_at=t0 + 0.51)
     (g,) = _kind(_record(tmp_path, trajectory, guardrails=[record]), "GUARDRAIL")
     a = g.attributes
     assert (a["guardrail.target"], a["guardrail.action"], a["guardrail.blocked"]) == (
@@ -158,18 +157,18 @@ def test_guardrail_records_come_from_the_tool_results(trajectory):
     assert (record.started_at, record.ended_at) == (result.started_at, result.ended_at)
 
 
-def test_error_trajectory_marks_agent_span_error(tmp_path):
+def test_error_trajectory_marks_agent_span_error(tmp_path, build_trajectory):
     spans = _record(tmp_path, build_trajectory(reward=None, status=Status.ERROR))
     root = _kind(spans, "AGENT")[0]
     assert (root.status_code, root.status_message) == ("ERROR", "sandbox down")
 
 
-def test_untimed_trajectory_gets_current_times(tmp_path):
+def test_untimed_trajectory_gets_current_times(tmp_path, t0, build_trajectory):
     traj = build_trajectory()
     for turn in traj.turns:
         turn.started_at = turn.ended_at = 0.0
     root = _kind(_record(tmp_path, traj), "AGENT")[0]
-    assert root.start_ns > int(T0 * 1e9) + 10**15
+    assert root.start_ns > int(t0 * 1e9) + 10**15
 
 
 def test_record_failure_is_counted_not_raised(tmp_path, trajectory):

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from eval_fixtures import make_trajectory
 
 from tracerl.evals import ExactMatch, Latency, NumericMatch, ToolSelection, evaluate
 from tracerl.evals.items import EvalItem
 from tracerl.trace import Tracer
+from tracerl.types import Trajectory
 
 
-def _trajs():
+@pytest.fixture
+def trajs(make_trajectory) -> list[Trajectory]:
+    """Two one-turn trajectories for the answer 42: one right, one wrong."""
     return [make_trajectory(("42", []), answer="42", task_id="a"),
             make_trajectory(("41", []), answer="42", task_id="b")]
 
@@ -26,15 +28,15 @@ class Exploding:
         return 0.25
 
 
-def test_aggregates_over_trajectories():
-    report = evaluate([ExactMatch()], _trajs())
+def test_aggregates_over_trajectories(trajs):
+    report = evaluate([ExactMatch()], trajs)
     agg = report.aggregates["exact_match"]
     assert (agg.mean, agg.pass_rate, agg.scored, agg.failed) == (0.5, 0.5, 2, 0)
     assert [r.scores["exact_match"] for r in report.items] == [1.0, 0.0]
 
 
-def test_raising_metric_is_a_counted_failure_not_a_crash():
-    report = evaluate([Exploding(), ExactMatch()], _trajs())
+def test_raising_metric_is_a_counted_failure_not_a_crash(trajs):
+    report = evaluate([Exploding(), ExactMatch()], trajs)
     assert [(f.item_id, f.metric, f.error) for f in report.failures] == [
         ("b/g0/s0", "exploding", "RuntimeError: boom")]
     assert report.aggregates["exploding"].failed == 1
@@ -42,8 +44,8 @@ def test_raising_metric_is_a_counted_failure_not_a_crash():
     assert report.items[1].scores["exact_match"] == 0.0
 
 
-def test_none_scores_count_as_unjudged():
-    agg = evaluate([Latency()], _trajs()).aggregates["latency_s"]
+def test_none_scores_count_as_unjudged(trajs):
+    agg = evaluate([Latency()], trajs).aggregates["latency_s"]
     assert (agg.mean, agg.unjudged, agg.scored) == (None, 2, 0)
 
 
@@ -73,31 +75,31 @@ def test_jsonl_bad_line_names_file_and_line(tmp_path):
         evaluate([ExactMatch()], path)
 
 
-def test_trace_store_source(tmp_path):
+def test_trace_store_source(tmp_path, trajs):
     with Tracer.for_run(tmp_path) as tracer:
-        for traj in _trajs():
+        for traj in trajs:
             tracer.record_trajectory(traj, run="r")
     report = evaluate([ExactMatch()], tmp_path, run="r")
     assert sorted(r.scores["exact_match"] for r in report.items) == [0.0, 1.0]
     assert all(len(r.id) == 32 for r in report.items)  # trace ids
 
 
-def test_report_table_and_json():
-    report = evaluate([ExactMatch(), Exploding()], _trajs())
+def test_report_table_and_json(trajs):
+    report = evaluate([ExactMatch(), Exploding()], trajs)
     table = report.table()
     assert table.splitlines()[0].split()[:2] == ["metric", "mean"]
     assert "1 failures" in table
     assert json.loads(json.dumps(report.to_dict()))["aggregates"]["exact_match"]["mean"] == 0.5
 
 
-def test_duplicate_metric_names_are_rejected():
+def test_duplicate_metric_names_are_rejected(trajs):
     with pytest.raises(ValueError, match="repeated: \\['exact_match'\\]"):
-        evaluate([ExactMatch(), ExactMatch()], _trajs())
+        evaluate([ExactMatch(), ExactMatch()], trajs)
 
 
-def test_non_metric_is_rejected():
+def test_non_metric_is_rejected(trajs):
     with pytest.raises(TypeError, match="is not a Metric"):
-        evaluate([lambda item: 1.0], _trajs())  # type: ignore[list-item]
+        evaluate([lambda item: 1.0], trajs)  # type: ignore[list-item]
 
 
 def test_unknown_data_path_is_rejected(tmp_path):

@@ -1,11 +1,10 @@
-from credit_fixtures import maze_runner, play, toward
 
 from tracerl.envs.maze import MazeFamily, positions
 from tracerl.rollout.runner import Prefix
 from tracerl.types import Status
 
 
-def test_branches_continue_from_the_prefix_state():
+def test_branches_continue_from_the_prefix_state(maze_runner, play, toward):
     family = MazeFamily(min_moves=8, max_moves=8, slack=2)
     good, bad = toward(family)
     traj = play(family, good + bad + good)
@@ -18,7 +17,7 @@ def test_branches_continue_from_the_prefix_state():
         assert branch.outcome_reward == 1.0  # the oracle finishes from there
 
 
-def test_branch_token_stream_extends_the_prefix_tokens():
+def test_branch_token_stream_extends_the_prefix_tokens(maze_runner, play):
     family = MazeFamily(min_moves=8, max_moves=8, slack=2)
     traj = play(family, "NN")
     runner, _ = maze_runner(noise=0.0, family=family)
@@ -28,7 +27,7 @@ def test_branch_token_stream_extends_the_prefix_tokens():
     assert group.trajectories[0].token_ids()[:len(prefix_ids)] == prefix_ids
 
 
-def test_a_non_reproducible_prefix_is_a_contained_error():
+def test_a_non_reproducible_prefix_is_a_contained_error(maze_runner, play):
     family = MazeFamily(min_moves=8, max_moves=8, slack=2)
     traj = play(family, "NN")
     traj.turns[0].observations[0] = type(traj.turns[0].observations[0])("tool", "9,9 +0+0")
@@ -38,7 +37,7 @@ def test_a_non_reproducible_prefix_is_a_contained_error():
     assert "different observations" in group.trajectories[0].error
 
 
-def test_monte_carlo_values_favour_progress():
+def test_monte_carlo_values_favour_progress(maze_runner, play, toward):
     from tracerl.credit.montecarlo import MonteCarloEvaluator
 
     family = MazeFamily(min_moves=8, max_moves=8, slack=2)

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
-
-from trace_fixtures import build_trajectory
 
 from tracerl.trace import Tracer, TraceStore
 from tracerl.trace.offload import OffloadedTracer
 from tracerl.types import Task
-
-HERE = Path(__file__).parent
 
 
 def _shape(store: TraceStore, run: str) -> list[tuple[str, str | None, int]]:
@@ -33,7 +29,7 @@ def _shape(store: TraceStore, run: str) -> list[tuple[str, str | None, int]]:
     return out
 
 
-def test_offloaded_spans_match_in_process_spans(tmp_path):
+def test_offloaded_spans_match_in_process_spans(tmp_path, build_trajectory):
     with OffloadedTracer.for_run(tmp_path / "off") as off:
         for i in range(5):
             off.submit(build_trajectory(sample=i), run="r", step=i, model_name="tiny")
@@ -50,7 +46,7 @@ def test_offloaded_spans_match_in_process_spans(tmp_path):
     assert off._proc.returncode == 0
 
 
-def test_unpicklable_trajectory_is_counted_not_raised(tmp_path):
+def test_unpicklable_trajectory_is_counted_not_raised(tmp_path, build_trajectory):
     bad = build_trajectory()
     bad.task = Task(id="bad", messages=bad.task.messages, metadata={"f": lambda: 1})
     with OffloadedTracer.for_run(tmp_path) as tracer:
@@ -61,7 +57,8 @@ def test_unpicklable_trajectory_is_counted_not_raised(tmp_path):
     assert len(TraceStore(tmp_path).trajectories(run="r")) == 1
 
 
-def test_dead_child_is_counted_and_tracing_falls_back_in_process(tmp_path, caplog):
+def test_dead_child_is_counted_and_tracing_falls_back_in_process(tmp_path, caplog,
+                                                                  build_trajectory):
     tracer = OffloadedTracer.for_run(tmp_path)
     tracer.submit(build_trajectory(sample=0), run="before")
     assert tracer.flush()
@@ -78,15 +75,16 @@ def test_dead_child_is_counted_and_tracing_falls_back_in_process(tmp_path, caplo
     assert tracer.failures == 1
 
 
-def test_child_exports_everything_when_the_parent_is_killed(tmp_path):
+def test_child_exports_everything_when_the_parent_is_killed(tmp_path, build_trajectory):
+    pickled = tmp_path / "trajectory.pickle"
+    pickled.write_bytes(pickle.dumps(build_trajectory()))
     script = textwrap.dedent(f"""
-        import os, signal, sys
-        sys.path.insert(0, {str(HERE)!r})
-        from trace_fixtures import build_trajectory
+        import dataclasses, os, pathlib, pickle, signal
         from tracerl.trace.offload import OffloadedTracer
-        tracer = OffloadedTracer.for_run({str(tmp_path)!r})
+        base = pickle.loads(pathlib.Path({str(pickled)!r}).read_bytes())
+        tracer = OffloadedTracer.for_run({str(tmp_path / "run")!r})
         for i in range(30):
-            tracer.submit(build_trajectory(sample=i), run="killed", step=i)
+            tracer.submit(dataclasses.replace(base, sample_index=i), run="killed", step=i)
         while tracer._written < 31:  # the config frame and 30 trajectories
             pass
         print(tracer._proc.pid, flush=True)
@@ -100,7 +98,7 @@ def test_child_exports_everything_when_the_parent_is_killed(tmp_path):
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "tracing process outlived its parent"
-    assert len(TraceStore(tmp_path).trajectories(run="killed")) == 30
+    assert len(TraceStore(tmp_path / "run").trajectories(run="killed")) == 30
 
 
 def _alive(pid: int) -> bool:
@@ -115,7 +113,8 @@ class _OnlyHere:
     """Pickled by reference to a module the tracing process cannot import."""
 
 
-def test_trajectory_the_child_cannot_unpickle_is_counted(tmp_path, monkeypatch):
+def test_trajectory_the_child_cannot_unpickle_is_counted(tmp_path, monkeypatch,
+                                                         build_trajectory):
     import types
 
     module = types.ModuleType("tracerl_parent_only")

@@ -1,7 +1,6 @@
 import random
 
 import pytest
-from credit_fixtures import maze_runner
 
 from tracerl.credit.calibration import calibrate, sample_states, sign_accuracy, spearman
 from tracerl.credit.evaluators import SubgoalEvaluator
@@ -27,7 +26,7 @@ def test_sign_accuracy_skips_ties():
 
 
 @pytest.fixture(scope="module")
-def states():
+def states(maze_runner):
     runner, family = maze_runner(noise=0.15, group_size=4, seed=1)
     groups = runner.run(family.tasks("train", 6, seed=0))
     trajs = [t for g in groups for t in g.trajectories]
@@ -41,6 +40,7 @@ def test_balanced_states_cover_both_verdicts(states):
     assert len(sampled) == 24 and 0.0 in verdicts and 1.0 in verdicts
 
 
+@pytest.mark.slow  # Monte Carlo rollouts from 24 states
 def test_calibration_trusts_a_correct_evaluator(states):
     runner, family, sampled = states
     report = calibrate(SubgoalEvaluator(family.subgoal), MonteCarloEvaluator(runner, 8),
@@ -49,6 +49,7 @@ def test_calibration_trusts_a_correct_evaluator(states):
     assert report.accuracy > 0.7
 
 
+@pytest.mark.slow  # Monte Carlo rollouts from 24 states
 def test_calibration_falls_back_on_a_wrong_evaluator(states, caplog):
     runner, family, sampled = states
     inverted = SubgoalEvaluator(lambda t, k: 1.0 - family.subgoal(t, k), name="inverted")

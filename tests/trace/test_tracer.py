@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from trace_fixtures import build_trajectory
-
 from tracerl.trace import Tracer, TraceStore
 
 
-def test_submitted_trajectories_are_all_stored_after_close(tmp_path):
+def test_submitted_trajectories_are_all_stored_after_close(tmp_path, build_trajectory):
     tracer = Tracer.for_run(tmp_path)
     for i in range(20):
         tracer.submit(build_trajectory(sample=i), run="bg", step=i, model_name="tiny")
@@ -16,7 +14,7 @@ def test_submitted_trajectories_are_all_stored_after_close(tmp_path):
     assert len(store.trajectories(run="bg")) == 20
 
 
-def test_flush_waits_for_submitted_work(tmp_path):
+def test_flush_waits_for_submitted_work(tmp_path, build_trajectory):
     tracer = Tracer.for_run(tmp_path)
     tracer.submit(build_trajectory(), run="f", step=0)
     tracer.flush()

@@ -1,14 +1,20 @@
-"""A scripted maze policy behind the sampler interface, so the real RolloutRunner, env
-and reward run end to end without training a model: it reads the last offset the env
-showed ("4,5 +3-2") from the token context and moves towards the goal, or with
-probability `noise` in a random direction. Monte Carlo values of its states are then
-known to favour progress moves, which is what calibration tests need."""
+"""Fixtures for the credit tests: a scripted maze policy behind the sampler interface, so
+the real RolloutRunner, env and reward run end to end without training a model: it reads
+the last offset the env showed ("4,5 +3-2") from the token context and moves towards the
+goal, or with probability `noise` in a random direction. Monte Carlo values of its states
+are then known to favour progress moves, which is what calibration tests need.
+
+The helpers are served as fixtures that return the function (`maze_runner`, `play`,
+`toward`), so that no test module imports another module of the test tree."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 import re
+from collections.abc import Callable
+
+import pytest
 
 from tracerl.envs.maze import MazeFamily
 from tracerl.policy.model import STOP_TOKENS
@@ -45,33 +51,53 @@ class ScriptedMazeSampler:
         return out
 
 
-def maze_runner(noise: float, group_size: int = 4, seed: int = 0,
-                family: MazeFamily | None = None) -> tuple[RolloutRunner, MazeFamily]:
+def _maze_runner(noise: float, group_size: int = 4, seed: int = 0,
+                family: MazeFamily | None = None, max_turns: int = 12,
+                max_response_tokens: int = 2000) -> tuple[RolloutRunner, MazeFamily]:
     family = family or MazeFamily(min_moves=8, max_moves=8, slack=2)
     tok = build_char_tokenizer()
     renderer = ChatRenderer(tok)
     stops = tuple(tok.convert_tokens_to_ids(s) for s in STOP_TOKENS)
     runner = RolloutRunner(ScriptedMazeSampler(renderer, noise, seed), renderer, stops,
                            family.make_env, family.reward,
-                           RolloutConfig(group_size=group_size, max_turns=12,
-                                         max_turn_tokens=40, max_response_tokens=2000))
+                           RolloutConfig(group_size=group_size, max_turns=max_turns,
+                                         max_turn_tokens=40,
+                                         max_response_tokens=max_response_tokens))
     return runner, family
 
 
-def play(family: MazeFamily, moves: str, task_index: int = 0) -> Trajectory:
+def _play(family: MazeFamily, moves: str, task_index: int = 0) -> Trajectory:
     """A trajectory that makes exactly `moves` (a string of N/E/S/W) on a train task."""
-    runner, _ = maze_runner(0.0, group_size=1, family=family)
+    runner, _ = _maze_runner(0.0, group_size=1, family=family, max_turns=len(moves),
+                             max_response_tokens=4000)
     scripted = iter(moves)
     runner.sampler.move = lambda _text: next(scripted)  # type: ignore[attr-defined]
-    runner.config = RolloutConfig(group_size=1, max_turns=len(moves), max_turn_tokens=40,
-                                  max_response_tokens=4000)
     task = family.tasks("train", task_index + 1, seed=0)[task_index]
     return asyncio.run(runner.arun([task]))[0].trajectories[0]
 
 
-def toward(family: MazeFamily, task_index: int = 0) -> tuple[str, str]:
+def _toward(family: MazeFamily, task_index: int = 0) -> tuple[str, str]:
     """(a move towards the goal along x, the opposite move) for a train task."""
     task = family.tasks("train", task_index + 1, seed=0)[task_index]
     start, goal = task.metadata["start"], task.metadata["goal"]
     good = "E" if int(goal.split(",")[0]) > int(start.split(",")[0]) else "W"
     return good, {"E": "W", "W": "E"}[good]
+
+
+@pytest.fixture(scope="session")
+def maze_runner() -> Callable[..., tuple[RolloutRunner, MazeFamily]]:
+    """`maze_runner(noise, group_size=4, seed=0, family=None)`: a real RolloutRunner whose
+    sampler is the scripted maze policy, and the MazeFamily it plays."""
+    return _maze_runner
+
+
+@pytest.fixture(scope="session")
+def play() -> Callable[..., Trajectory]:
+    """`play(family, moves, task_index=0)`: the trajectory that makes exactly `moves`."""
+    return _play
+
+
+@pytest.fixture(scope="session")
+def toward() -> Callable[..., tuple[str, str]]:
+    """`toward(family, task_index=0)`: (a move towards the goal along x, its opposite)."""
+    return _toward

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from eval_fixtures import item
 
 from tracerl.evals.metrics import Bleu, EditDistance, RougeL, bleu, levenshtein, rouge_l
 from tracerl.evals.metrics.overlap import tokens
@@ -55,16 +54,16 @@ def test_levenshtein_by_hand():
     assert levenshtein("", "abc") == 3
 
 
-def test_metric_classes_read_the_reference_field():
+def test_metric_classes_read_the_reference_field(item):
     it = item("The cat sat on the mat.", answer="the cat is on the mat")
     assert RougeL()(it) == pytest.approx(5 / 6)
     assert Bleu(max_n=2, smoothing="none")(it) == pytest.approx(math.sqrt(0.5))
 
 
-def test_edit_similarity_by_hand():
+def test_edit_similarity_by_hand(item):
     result = EditDistance()(item("kitten", answer="sitting"))
     assert (result.score, result.details["distance"]) == (pytest.approx(1 - 3 / 7), 3)
 
 
-def test_rouge_l_takes_best_reference():
+def test_rouge_l_takes_best_reference(item):
     assert RougeL()(item("a b", answer=["x y", "a b"])) == 1.0

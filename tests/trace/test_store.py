@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-from trace_fixtures import build_trajectory
 
 from tracerl.trace import Tracer, TraceStore
 from tracerl.types import Status
 
 
 @pytest.fixture
-def store(tmp_path) -> TraceStore:
+def store(tmp_path, build_trajectory) -> TraceStore:
     with Tracer.for_run(tmp_path) as tracer:
         tracer.record_trajectory(build_trajectory(reward=1.0, sample=0), run="a", step=0)
         tracer.record_trajectory(build_trajectory(reward=0.0, sample=1, broken_tool=False),
@@ -71,7 +70,7 @@ def test_missing_store_is_a_clear_error(tmp_path):
         TraceStore(tmp_path / "nope.sqlite")
 
 
-def test_store_readable_while_writer_is_open(tmp_path):
+def test_store_readable_while_writer_is_open(tmp_path, build_trajectory):
     with Tracer(tmp_path / "t.sqlite") as tracer:
         tracer.record_trajectory(build_trajectory(), run="live")
         tracer.flush()
@@ -80,24 +79,25 @@ def test_store_readable_while_writer_is_open(tmp_path):
 
 
 WRITER = textwrap.dedent("""
-    import sys
-    sys.path.insert(0, {tests!r})
-    from trace_fixtures import build_trajectory
+    import dataclasses, pathlib, pickle
     from tracerl.trace import Tracer
+    base = pickle.loads(pathlib.Path({pickled!r}).read_bytes())
     tracer = Tracer({path!r})
     n = 0
     while True:
         for i in range(20):
-            tracer.record_trajectory(build_trajectory(sample=n), run="crash", step=n)
+            tracer.record_trajectory(dataclasses.replace(base, sample_index=n), run="crash",
+                                     step=n)
             n += 1
         tracer.flush()
         print(n, flush=True)
 """)
 
 
-def test_store_survives_sigkill_mid_write(tmp_path):
-    path = tmp_path / "t.sqlite"
-    code = WRITER.format(tests=str(Path(__file__).parent), path=str(path))
+def test_store_survives_sigkill_mid_write(tmp_path, build_trajectory):
+    path, pickled = tmp_path / "t.sqlite", tmp_path / "trajectory.pickle"
+    pickled.write_bytes(pickle.dumps(build_trajectory()))
+    code = WRITER.format(pickled=str(pickled), path=str(path))
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     committed = 0
     try:

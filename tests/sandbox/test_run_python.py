@@ -37,11 +37,13 @@ def test_files_outside_the_work_dir_are_refused(pool: SandboxPool) -> None:
         pool.run_python("pass", files={"../escape": "x"})
 
 
+@pytest.mark.slow  # waits out the run's timeout
 def test_infinite_loop_times_out(pool: SandboxPool) -> None:
     res = pool.run_python("while True: pass", timeout_s=1)
     assert res.status == "timeout" and res.wall_s < 3
 
 
+@pytest.mark.slow  # waits out the run's timeout
 def test_sleeping_past_the_wall_clock_times_out(pool: SandboxPool) -> None:
     res = pool.run_python("import time; time.sleep(30)", timeout_s=1)
     assert res.status == "timeout"

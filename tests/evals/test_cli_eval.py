@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-from eval_fixtures import make_trajectory
 
 from tracerl.evals.cli_eval import add_arguments, parse_metric, run
 from tracerl.evals.metrics import ToolSelection
@@ -50,7 +49,7 @@ def test_json_output_and_file(jsonl, tmp_path):
     assert json.loads(out_file.read_text()) == json.loads(out)
 
 
-def test_trace_store_input(tmp_path):
+def test_trace_store_input(tmp_path, make_trajectory):
     with Tracer.for_run(tmp_path) as tracer:
         tracer.record_trajectory(make_trajectory(("42", []), answer="42"), run="r")
     code, out = _cli(str(tmp_path), "--run", "r", "--metric", "numeric_match", "--json")
