@@ -62,7 +62,10 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", nargs="*", metavar="CONFIG.yaml | key=value",
                         help="an optional YAML file, then overrides like rl.steps=20")
     parser.add_argument("--resume", metavar="RUN_DIR",
-                        help="continue a run from its last checkpoint")
+                        help="continue a run from its last checkpoint (key=value overrides "
+                             "apply; a larger rl.steps extends a finished run)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace out_dir/name if it exists (default: write name-2, ...)")
 
 
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,7 +82,7 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     ck = parser.add_argument_group(
         "checkpoint mode (DATA is a run directory or a model directory, and no --metric)")
     ck.add_argument("overrides", nargs="*", metavar="key=value",
-                    help="train-config keys for the task family, e.g. task.calls=2")
+                    help="train-config keys for the task family, e.g. task.calc.calls=2")
     ck.add_argument("--tasks", type=int, default=100, help="held-out tasks (default 100)")
     ck.add_argument("--k", type=int, default=1, help="samples per task, for pass@k (default 1)")
     ck.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")

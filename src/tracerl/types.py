@@ -143,7 +143,7 @@ class Turn:
     action_logprobs: list[float]
     """Behaviour log-probabilities of `action_ids` under the sampling policy."""
     action_text: str
-    """`action_ids` decoded, for rewards and humans; never re-tokenised."""
+    """`action_ids` decoded with special tokens; never re-tokenised."""
     observation_ids: list[int] = field(default_factory=list)
     """Template and observation tokens appended after the action (masked out)."""
     observations: list[Message] = field(default_factory=list)
@@ -154,6 +154,13 @@ class Turn:
     info: dict[str, Any] = field(default_factory=dict)
     started_at: float = 0.0
     ended_at: float = 0.0
+    text: str | None = None
+    """`action_ids` decoded without special tokens (what rewards read); None: not
+    recorded, `action_text` stands in."""
+
+    @property
+    def readable_text(self) -> str:
+        return self.text if self.text is not None else self.action_text
 
     def __post_init__(self) -> None:
         if len(self.action_ids) != len(self.action_logprobs):
@@ -222,7 +229,8 @@ class Trajectory:
 
     @property
     def final_text(self) -> str:
-        return self.turns[-1].action_text if self.turns else ""
+        """The last action's text without special tokens (`<|im_end|>` and the like)."""
+        return self.turns[-1].readable_text if self.turns else ""
 
 
 def assistant_message(turn: Turn) -> Message:

@@ -107,9 +107,17 @@ def test_a_reference_that_cannot_be_imported_is_named():
         build_task_family(cfg)
 
 
-def test_a_reference_to_something_unregistered_is_named(user_module):
-    with pytest.raises(ValueError, match="not a builder decorated with @register_family"):
-        resolve(f"{user_module}:EchoFamily")
+def test_a_family_class_by_reference_gets_the_guard(user_module):
+    """A plain TaskFamily class works too: called with the context fields it accepts."""
+    cfg = configlib.load(TrainConfig, None, [f"task.family={user_module}:EchoFamily"])
+    with pytest.raises(ConfigError, match="calling it with"):  # `word` has no default
+        build_task_family(cfg)
+
+
+def test_a_reference_to_something_that_is_not_a_family_is_named(user_module, tmp_path):
+    (tmp_path / "not_a_family.py").write_text("WORD = 'x'\n")
+    with pytest.raises(ValueError, match="expected a TaskFamily class, factory or instance"):
+        resolve("not_a_family:WORD")
 
 
 def test_a_name_cannot_be_registered_twice():

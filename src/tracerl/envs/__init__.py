@@ -9,6 +9,8 @@ _EXPORTS = {
     "Env": "tracerl.envs.base",
     "EnvCheckError": "tracerl.envs.base",
     "FamilyContext": "tracerl.envs.registry",
+    "FamilyWithReward": "tracerl.envs.family",
+    "TaskListFamily": "tracerl.envs.family",
     "FamilySpec": "tracerl.envs.registry",
     "build_family": "tracerl.envs.registry",
     "families": "tracerl.envs.registry",

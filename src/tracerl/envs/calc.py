@@ -127,6 +127,11 @@ class CalcFamily:
         self.reward = CalcReward(self.format_weight)
         self.calculator = make_calculator(max_operations=1)
 
+    @property
+    def max_turns(self) -> int:
+        """Turns a solved episode takes: one per calculator call, then the answer."""
+        return self.calls + 1
+
     def tasks(self, split: Split, n: int, seed: int) -> list[Task]:
         if split not in ("train", "heldout"):
             raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")

@@ -14,17 +14,23 @@ in YAML or `key=value`) and a builder, and registers both:
 
 The trainer, `tracerl eval` and the config's `--help` all go through this table, so
 adding a family touches its own file (and its tests) only. Built-in families live in
-the modules of this package and are found by importing them; a family outside the
-package is named as `module:attribute` (a registered builder) and imported on use.
+the modules of this package and are found by importing them. A family outside the
+package is named as `module:attribute` and imported on use: a builder registered as
+above (its section's defaults apply), a TaskFamily class or zero-argument factory
+(given `guard=` and `tool_timeout_s=` when its signature takes them), or a TaskFamily
+instance.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, is_dataclass
 from typing import TYPE_CHECKING, Any
+
+from tracerl.util.refs import UnresolvedReference, import_reference
 
 if TYPE_CHECKING:
     from tracerl.envs.family import TaskFamily
@@ -89,26 +95,56 @@ def families() -> Mapping[str, FamilySpec]:
     return dict(_REGISTRY)
 
 
+@dataclass(frozen=True)
+class NoSection:
+    """A family named by reference has no config section of its own."""
+
+
 def resolve(name: str) -> FamilySpec:
-    """The spec for a registered name or a `module:attribute` reference to a builder."""
+    """The spec for a registered name or a `module:attribute` reference."""
     _load_builtins()
     if name in _REGISTRY:
         return _REGISTRY[name]
     if ":" not in name:
         raise UnknownFamilyError(f"unknown task family {name!r}; registered: "
                                  f"{sorted(_REGISTRY)} (or give module:attribute)")
-    module_name, _, attr = name.partition(":")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise UnknownFamilyError(f"task family {name!r}: cannot import {module_name!r} ({e})") \
-            from e
-    target = getattr(module, attr, None)
+        target = import_reference(name, "task.family")
+    except UnresolvedReference as e:
+        raise UnknownFamilyError(str(e)) from e
     registered = getattr(target, "family_name", None)
-    if registered is None or registered not in _REGISTRY:
-        raise UnknownFamilyError(f"task family {name!r}: {attr!r} in {module_name!r} is not a "
-                                 "builder decorated with @register_family")
-    return _REGISTRY[registered]
+    if registered is not None and registered in _REGISTRY:
+        return _REGISTRY[registered]
+    if _is_family(target):
+        return FamilySpec(name, NoSection, lambda section, context: target, "")
+    if callable(target):
+        return FamilySpec(name, NoSection, lambda section, context: _construct(name, target,
+                                                                              context), "")
+    raise UnknownFamilyError(f"task family {name!r}: expected a TaskFamily class, factory or "
+                             f"instance, or a @register_family builder; got {type(target)}")
+
+
+def _is_family(obj: Any) -> bool:
+    return not isinstance(obj, type) and all(
+        hasattr(obj, a) for a in ("tasks", "make_env", "reward"))
+
+
+def _construct(name: str, factory: Callable[..., Any], context: FamilyContext) -> TaskFamily:
+    """Call a family class or factory, passing the context's fields it accepts by name."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = {}  # type: ignore[assignment]
+    kwargs = {k: getattr(context, k) for k in ("guard", "tool_timeout_s") if k in params}
+    try:
+        family = factory(**kwargs)
+    except TypeError as e:
+        raise UnknownFamilyError(f"task family {name!r}: calling it with {sorted(kwargs)} "
+                                 f"failed ({e}); give its parameters defaults") from e
+    if not _is_family(family):
+        raise UnknownFamilyError(f"task family {name!r} built {type(family).__name__}, which "
+                                 "lacks tasks(), make_env() or reward")
+    return family
 
 
 def build_family(name: str, section: Any, context: FamilyContext) -> TaskFamily:

@@ -9,6 +9,7 @@ from tracerl.util.lazy import lazy_exports
 _EXPORTS = {
     "Policy": "tracerl.policy.model",
     "load_policy": "tracerl.policy.model",
+    "policy_from_model": "tracerl.policy.model",
     "write_tiny": "tracerl.policy.model",
     "TinySpec": "tracerl.policy.tiny",
     "Sample": "tracerl.policy.sampling",

@@ -93,6 +93,14 @@ def load_policy(path: str | Path, device: str = "cpu", dtype: torch.dtype = torc
         raise ValueError(f"tokenizer in {str(path)!r} has no chat template")
     model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, local_files_only=True)
     model.to(device)
+    return policy_from_model(model, tok, name or path.name)
+
+
+def policy_from_model(model: PreTrainedModel, tok: PreTrainedTokenizerBase,
+                      name: str = "model") -> Policy:
+    """A Policy around a model and tokenizer already in memory (no save and reload)."""
+    if tok.chat_template is None:
+        raise ValueError(f"tokenizer of {name!r} has no chat template")
     stops = tuple(i for i in (_token_id(tok, s) for s in STOP_TOKENS) if i is not None)
     turn_end = _token_id(tok, TURN_END)
     if turn_end is None:
@@ -101,4 +109,4 @@ def load_policy(path: str | Path, device: str = "cpu", dtype: torch.dtype = torc
         turn_end = tok.eos_token_id
         stops = stops + (turn_end,)
     pad = tok.pad_token_id if tok.pad_token_id is not None else turn_end
-    return Policy(model, tok, stops, turn_end, pad, name or path.name)
+    return Policy(model, tok, stops, turn_end, pad, name)

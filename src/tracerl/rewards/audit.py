@@ -11,7 +11,6 @@ that executes completions on the host lets them act on the host.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -19,6 +18,7 @@ from typing import Any, Literal
 from tracerl.rewards.compose import FunctionReward
 from tracerl.rewards.hacks import ALL_HACKS, CATEGORIES, Hack
 from tracerl.types import Trajectory
+from tracerl.util.refs import import_reference, is_reference
 
 Verdict = Literal["clean", "exploited", "unjudged", "not_applicable"]
 
@@ -101,15 +101,11 @@ def resolve_reward(spec: str, **options: Any) -> Callable[[Trajectory], Any]:
         return CodeTestsReward(**options)
     if spec == "math_answer":
         return MathAnswerReward(**{k: v for k, v in options.items() if k == "timeout_s"})
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
+    if not is_reference(spec):
         raise ValueError(f"reward {spec!r}: use code_tests, math_answer or module:attr")
-    try:
-        obj = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"reward {spec!r} could not be imported: {exc}") from None
+    obj = import_reference(spec, "reward")
     if isinstance(obj, type):
         obj = obj()
     if not callable(obj):
         raise ValueError(f"reward {spec!r} is not callable")
-    return obj if hasattr(obj, "name") else FunctionReward(obj, name=attr)
+    return obj if hasattr(obj, "name") else FunctionReward(obj, name=spec.rpartition(":")[2])

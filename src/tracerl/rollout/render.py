@@ -55,6 +55,11 @@ class ChatRenderer:
         return self.tokenizer.decode(list(ids), skip_special_tokens=False,
                                      clean_up_tokenization_spaces=False)
 
+    def readable(self, ids: Sequence[int]) -> str:
+        """`ids` decoded without special tokens (the text a reward or a person reads)."""
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True,
+                                     clean_up_tokenization_spaces=False)
+
     def prompt_ids(self, messages: Sequence[Message]) -> list[int]:
         return self.encode(self.render(messages, add_generation_prompt=True))
 

@@ -207,8 +207,8 @@ class RolloutRunner:
         started = time.time()
         text = self.renderer.decode(sample.ids)
         turn = Turn(action_ids=sample.ids, action_logprobs=sample.logprobs, action_text=text,
-                    started_at=started, info={"content": self.renderer.content_of(text),
-                                              "finish": sample.finish})
+                    text=self.renderer.readable(sample.ids), started_at=started,
+                    info={"content": self.renderer.content_of(text), "finish": sample.finish})
         ep.trajectory.turns.append(turn)
         ep.context.extend(sample.ids)
         self.stats.sampled_tokens += len(sample.ids)

@@ -88,3 +88,51 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 def load_trainer_state(path: Path) -> tuple[TrainerState, dict[str, Any] | None, dict[str, Any]]:
     data = torch.load(path / "trainer_state.pt", weights_only=False)
     return TrainerState(**data["state"]), data["optimizer"], data["rng"]
+
+
+def _order(path: Path) -> tuple[int, int]:
+    stage, _, step = path.name.partition("-step")
+    try:
+        return int(stage.removeprefix("stage")), int(step)
+    except ValueError:
+        return (-1, -1)
+
+
+def checkpoints(run_dir: Path) -> list[Path]:
+    """Complete checkpoints, oldest first."""
+    root = run_dir / "checkpoints"
+    if not root.is_dir():
+        return []
+    done = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
+            and (p / "trainer_state.pt").is_file()]
+    return sorted(done, key=_order)
+
+
+def mark_best(run_dir: Path, path: Path) -> None:
+    """Point `checkpoints/best` at `path` (the best held-out success so far)."""
+    _write_atomic(run_dir / "checkpoints" / "best", path.name)
+
+
+def best_checkpoint(run_dir: Path) -> Path | None:
+    pointer = run_dir / "checkpoints" / "best"
+    if not pointer.is_file():
+        return None
+    path = run_dir / "checkpoints" / pointer.read_text().strip()
+    return path if path.is_dir() else None
+
+
+def prune_checkpoints(run_dir: Path, keep: int, protected: set[str]) -> list[Path]:
+    """Delete all but the newest `keep` checkpoints, never the latest, the best or a
+    `protected` name (e.g. the RL stage's start, the KL reference on resume);
+    `keep=0` keeps everything. Returns what was deleted."""
+    if keep <= 0:
+        return []
+    spared = set(protected)
+    for pointer in (latest_checkpoint(run_dir), best_checkpoint(run_dir)):
+        if pointer is not None:
+            spared.add(pointer.name)
+    candidates = [p for p in checkpoints(run_dir) if p.name not in spared]
+    doomed = candidates[:-keep] if len(candidates) > keep else []
+    for path in doomed:
+        shutil.rmtree(path, ignore_errors=True)
+    return doomed

@@ -1,7 +1,8 @@
 """`tracerl train [CONFIG.yaml] [key=value ...]`: build a TrainConfig, run the Trainer.
 
 Arguments: `tracerl.cli_args`; the config keys in `train --help` come from TrainConfig.
-Exit code 0 when the run finishes, 2 on a config error.
+Exit code 0 when the run finishes, 2 on a config error, 130 when interrupted (Ctrl-C:
+a checkpoint is saved first and the message says how to resume).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from tracerl.train import configlib
 from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import ConfigError
-from tracerl.train.trainer import Trainer
+from tracerl.train.trainer import Trainer, TrainingInterrupted
 
 
 def _split_config_args(items: list[str]) -> tuple[str | None, list[str]]:
@@ -30,9 +31,10 @@ def _split_config_args(items: list[str]) -> tuple[str | None, list[str]]:
     return yaml_path, overrides
 
 
-def _config(args: argparse.Namespace) -> tuple[TrainConfig, Path]:
-    """The run's config and directory: from the arguments, or the run's own config.yaml
-    plus key=value overrides with --resume."""
+def _config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
+    """The run's config, and its directory when resuming (else the Trainer picks a
+    fresh one): from the arguments, or the run's own config.yaml plus key=value
+    overrides with --resume."""
     if args.resume:
         run_dir = Path(args.resume)
         saved = run_dir / "config.yaml"
@@ -43,18 +45,26 @@ def _config(args: argparse.Namespace) -> tuple[TrainConfig, Path]:
             raise ConfigError("--resume takes the run's own config.yaml; pass only key=value")
         return configlib.load(TrainConfig, str(saved), overrides), run_dir
     yaml_path, overrides = _split_config_args(args.config)
-    config = configlib.load(TrainConfig, yaml_path, overrides)
-    return config, Path(config.out_dir) / config.name
+    return configlib.load(TrainConfig, yaml_path, overrides), None
 
 
 def run(args: argparse.Namespace) -> int:
-    """Train, print the summary as JSON; 2 on a config error."""
+    """Train, print the summary as JSON; 2 on a config error, 130 when interrupted."""
     try:
         config, run_dir = _config(args)
-        summary = Trainer(config, run_dir, resume=bool(args.resume)).run()
+        trainer = Trainer(config, run_dir, resume=bool(args.resume),
+                          overwrite=bool(getattr(args, "overwrite", False)))
+        summary = trainer.run()
     except ConfigError as e:
         print(f"tracerl train: config error: {e}", file=sys.stderr)
         return 2
+    except TrainingInterrupted as e:
+        print(f"tracerl train: {e}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before training started: nothing to save
+        print("tracerl train: interrupted before training started", file=sys.stderr)
+        return 130
+    run_dir = trainer.run_dir
     print(json.dumps({"run_dir": str(run_dir), "success_before": summary.success_before,
                       "success_after": summary.success_after, "steps": summary.steps,
                       "wall_seconds": summary.wall_seconds}, indent=2))

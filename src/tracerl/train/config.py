@@ -216,7 +216,11 @@ class EvalConfig:
 @dataclass(frozen=True)
 class LogConfig:
     progress: bool = True
-    """Show a live progress bar."""
+    """Show progress: a live bar on a terminal, else a line every progress_every_s."""
+    progress_every_s: float = 30.0
+    """Seconds between progress lines when the output is not a terminal."""
+    keep_checkpoints: int = 3
+    """Checkpoints kept besides the best one and each stage's start (0 = keep all)."""
     tensorboard: bool = True
     """Write TensorBoard event files to the run directory."""
     checkpoint_every: int = 10
@@ -247,7 +251,12 @@ class TrainConfig:
     device: str = "cpu"
     """Torch device: cpu, cuda, cuda:0, ..."""
     threads: int = 0
-    """Torch CPU threads (0 = torch's default)."""
+    """Torch CPU threads (0 = auto: the cores not already busy, at least 1; see
+    docs/benchmarks.md "Threads")."""
+    reward: str = ""
+    """Replace the family's outcome reward: code_tests, math_answer, or module:attribute
+    naming a function of a Trajectory returning a float (None = could not judge) or a
+    Reward class ('' = the family's own)."""
     stages: list[Stage] = field(default_factory=lambda: ["sft", "rl"])
     """Stages in order, each starting from the last one's weights."""
     tiny: TinySpec = field(default_factory=TinySpec)

@@ -168,8 +168,16 @@ def load(cls: type, yaml_path: str | None = None, overrides: list[str] | None = 
     """Defaults <- base dict <- YAML file <- overrides, validated into `cls`."""
     data: dict[str, Any] = dict(base or {})
     if yaml_path:
-        with open(yaml_path) as f:
-            loaded = yaml.safe_load(f) or {}
+        try:
+            with open(yaml_path) as f:
+                loaded = yaml.safe_load(f) or {}
+        except OSError as e:
+            raise ConfigError(f"{yaml_path}: cannot read it ({e.strerror})") from e
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = getattr(e, "problem", None) or str(e)
+            raise ConfigError(f"{yaml_path}: not valid YAML{where}: {problem}") from e
         if not isinstance(loaded, dict):
             raise ConfigError(f"{yaml_path}: the top level must be a mapping")
         data = _merge(data, loaded)

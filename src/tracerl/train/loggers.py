@@ -1,4 +1,4 @@
-"""Metrics sinks: metrics.jsonl, TensorBoard event files, and a live progress bar."""
+"""Metrics sinks: metrics.jsonl and TensorBoard event files."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import json
 import math
 from pathlib import Path
 from typing import Any
-
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 
 class MetricsLog:
@@ -49,11 +47,3 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def progress_bar(enabled: bool) -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TextColumn("{task.fields[info]}"), TimeElapsedColumn(), disable=not enabled,
-    )

@@ -7,23 +7,32 @@ was trained with.
 
 from __future__ import annotations
 
-from tracerl.envs.family import TaskFamily
+from tracerl.envs.family import FamilyWithReward, TaskFamily
 from tracerl.envs.registry import FamilyContext, build_family
 from tracerl.guard.pipeline import Guard
 from tracerl.policy.model import Policy
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.policy.sampling import Sampler
+from tracerl.rewards.audit import resolve_reward
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.config import TrainConfig
+from tracerl.train.configlib import ConfigError
 
 
 def build_task_family(config: TrainConfig) -> TaskFamily:
-    """The configured family through the registry; every family gets the guard."""
+    """The configured family through the registry (every family gets the guard), with
+    its outcome reward replaced when `reward` names one."""
     task = config.task
     guard = Guard(config.guard) if config.guard.enabled else None
     context = FamilyContext(guard=guard, tool_timeout_s=task.tool_timeout_s)
-    return build_family(task.family, task.section(), context)
+    try:
+        family = build_family(task.family, task.section(), context)
+        if not config.reward:
+            return family
+        return FamilyWithReward(family, resolve_reward(config.reward))  # type: ignore[arg-type]
+    except ValueError as e:  # a user's reference that does not resolve: name the key
+        raise ConfigError(str(e)) from e
 
 
 def build_runner(config: TrainConfig, policy: Policy, family: TaskFamily,

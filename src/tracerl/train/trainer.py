@@ -1,7 +1,10 @@
 """The Trainer: orchestration only (stages, evaluation, logging, checkpoints).
 
 Stages run in `config.stages` order, each from the previous stage's weights. The
-algorithms live in tracerl.algorithms; a stage's step is a few calls into them.
+algorithms live in tracerl.algorithms; one RL step is `rl_step` (train/step.py).
+
+RL step k (1-based) is logged, traced and checkpointed as step k everywhere; an
+evaluation after step k is recorded at step k (step 0: before RL).
 """
 
 from __future__ import annotations
@@ -10,13 +13,13 @@ import copy
 import json
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import torch
-import yaml
 
+from tracerl.envs.family import TaskFamily
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
@@ -25,17 +28,18 @@ from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
 from tracerl.train import checkpoint as ckpt
 from tracerl.train.config import TrainConfig
-from tracerl.train.configlib import to_dict
 from tracerl.train.dpo import run_dpo_stage
 from tracerl.train.evaluate import EvalResult, evaluate_policy
-from tracerl.train.loggers import MetricsLog, progress_bar, read_metrics
+from tracerl.train.loggers import MetricsLog, read_metrics
 from tracerl.train.methods import check_methods, needs_reference
-from tracerl.train.metrics import RLStepMetrics
 from tracerl.train.plot import plot_curves
+from tracerl.train.progress import ProgressReporter
 from tracerl.train.rl_step import RLStep
+from tracerl.train.rundir import check_device, fresh_run_dir, write_config
 from tracerl.train.runner import build_runner, build_task_family
 from tracerl.train.sft import demonstrations, run_sft
 from tracerl.train.step import rl_step
+from tracerl.train.threads import choose_threads
 from tracerl.types import Trajectory
 
 
@@ -50,6 +54,10 @@ class Summary:
     evals: list[dict[str, float]]
 
 
+class TrainingInterrupted(Exception):
+    """Ctrl-C during training: a checkpoint was saved; the message says how to resume."""
+
+
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -57,103 +65,199 @@ def _seed_everything(seed: int) -> None:
 
 
 class Trainer:
-    def __init__(self, config: TrainConfig, run_dir: Path, resume: bool = False) -> None:
+    """Runs `config.stages` on a policy and a task family, writing a run directory.
+
+    `run_dir` defaults to `out_dir/name`, suffixed (`name-2`, ...) if that exists unless
+    `overwrite`. `family` (a TaskFamily, e.g. `tracerl.envs.TaskListFamily(make_env,
+    train, heldout, reward)`) replaces the configured `task.family`; `policy` (a loaded
+    Policy, see `tracerl.policy.policy_from_model`) replaces `model`.
+    """
+
+    def __init__(self, config: TrainConfig, run_dir: Path | str | None = None,
+                 resume: bool = False, *, family: TaskFamily | None = None,
+                 policy: Policy | None = None, overwrite: bool = False) -> None:
         check_methods(config)
+        check_device(config.device)
+        self.notes: list[str] = []
+        if resume:
+            if run_dir is None:
+                raise ValueError("resume=True needs the run directory")
+            self.run_dir = Path(run_dir)
+        elif run_dir is None:
+            self.run_dir, name = fresh_run_dir(config.out_dir, config.name, overwrite)
+            if name != config.name:
+                self.notes.append(f"{Path(config.out_dir) / config.name} exists: writing "
+                                  f"{self.run_dir} (--overwrite to replace it)")
+                config = replace(config, name=name)
+        else:
+            self.run_dir = Path(run_dir)
         self.cfg = config
-        self.run_dir = run_dir
         self.state = ckpt.TrainerState()
         self.optimizer_state: dict | None = None
-        run_dir.mkdir(parents=True, exist_ok=True)
-        if config.threads:
-            torch.set_num_threads(config.threads)
+        self._set_threads()
         _seed_everything(config.seed)
-        latest = ckpt.latest_checkpoint(run_dir) if resume else None
-        self.policy = self._load_policy(latest)
+        latest = ckpt.latest_checkpoint(self.run_dir) if resume else None
+        self.policy = self._load_policy(latest, policy)
         self.sampler = TransformersSampler(self.policy.model, self.policy.pad_id,
                                            seed=config.seed)
         if latest is not None:
             self.state, self.optimizer_state, rng = ckpt.load_trainer_state(latest)
             ckpt.set_rng_state(rng, self.sampler.generator)
-        else:
-            (run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
-        self.family = build_task_family(config)
+            self._reopen_if_extended()
+        if family is not None:
+            config = self._record_family(config, family)
+        write_config(self.run_dir, config)
+        self.family = family if family is not None else build_task_family(config)
+        self._warn_episode_length()
         self.renderer = ChatRenderer(self.policy.tokenizer)
         self.runner = build_runner(config, self.policy, self.family, self.sampler)
         self.heldout = self.family.tasks("heldout", config.eval.tasks, seed=config.seed)
-        self.log = MetricsLog(run_dir, config.log.tensorboard,
+        self.log = MetricsLog(self.run_dir, config.log.tensorboard,
                               resume_step=self.state.rl_step if latest else None)
         self.tracer: Tracer | OffloadedTracer | None = None
         if config.trace.enabled:
             kind = OffloadedTracer if config.trace.process else Tracer
-            self.tracer = kind.for_run(run_dir, otlp_endpoint=config.trace.otlp_endpoint or None)
+            self.tracer = kind.for_run(self.run_dir,
+                                       otlp_endpoint=config.trace.otlp_endpoint or None)
+        self.rl: RLStep | None = None
+        self.optimizer: torch.optim.Optimizer | None = None
 
-    def _trace(self, trajectories: list[Trajectory], phase: str) -> None:
-        if self.tracer is None:
-            return
-        run = self.cfg.name if phase == "train" else f"{self.cfg.name}:{phase}"
-        for t in trajectories:
-            self.tracer.submit(t, run=run, step=self.state.rl_step,
-                               model_name=self.policy.name, guardrails=guardrail_records(t))
+    # -- setup ---------------------------------------------------------------------------
+    def _set_threads(self) -> None:
+        choice = choose_threads(self.cfg.threads)
+        torch.set_num_threads(choice.threads)
+        warning = choice.warning()
+        if warning:
+            self.notes.append(warning)
 
-    def _load_policy(self, latest: Path | None) -> Policy:
+    def _load_policy(self, latest: Path | None, given: Policy | None) -> Policy:
         device = self.cfg.device
         if latest is not None:
-            return load_policy(latest, device, name=self.cfg.model)
+            return load_policy(latest, device, name=given.name if given else self.cfg.model)
+        if given is not None:
+            return given
         if self.cfg.model == "tiny":
             path = write_tiny(self.run_dir / "init", self.cfg.tiny, self.cfg.seed)
             return load_policy(path, device, name="tiny")
         return load_policy(self.cfg.model, device)
 
-    def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> None:
-        path = ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
-                                    ckpt.rng_state(self.sampler.generator))
-        rl = getattr(self, "rl", None)
-        if rl is not None:
-            rl.save(path)
+    def _record_family(self, config: TrainConfig, family: TaskFamily) -> TrainConfig:
+        """Record a family passed from Python as a reference `tracerl eval` can rebuild,
+        when it is a class of an importable module; otherwise say what eval needs."""
+        cls = type(family)
+        ref = f"{cls.__module__}:{cls.__qualname__}"
+        if cls.__module__ != "__main__" and "<locals>" not in ref and \
+                cls.__module__.split(".")[0] != "tracerl":
+            task = replace(config.task, family=ref)  # type: ignore[type-var]
+            self.cfg = config = replace(config, task=task)
+            return config
+        self.notes.append(f"note: the task family {family.name!r} was passed from Python and "
+                          f"cannot be rebuilt from config.yaml; give `tracerl eval {self.run_dir}"
+                          " task.family=module:attribute` to evaluate this run")
+        return config
 
+    def _reopen_if_extended(self) -> None:
+        """A finished run resumed with a larger rl.steps trains on."""
+        stages = self.cfg.stages
+        finished = self.state.stage_index >= len(stages)
+        if finished and "rl" in stages and self.cfg.rl.steps > self.state.rl_step:
+            self.state.stage_index = stages.index("rl")
+            self.notes.append(f"resuming a finished run: RL steps {self.state.rl_step} -> "
+                              f"{self.cfg.rl.steps}")
+        elif finished:
+            self.notes.append(f"this run already finished ({self.state.rl_step} RL steps); "
+                              "nothing to do. Pass a larger rl.steps to train on.")
+
+    def _warn_episode_length(self) -> None:
+        needed = getattr(self.family, "max_turns", None)
+        if isinstance(needed, int) and needed > self.cfg.rl.max_turns:
+            self.notes.append(
+                f"warning: task family {self.family.name!r} needs up to {needed} turns per "
+                f"episode but rl.max_turns={self.cfg.rl.max_turns}: long episodes will be "
+                f"truncated (set rl.max_turns={needed})")
+
+    # -- the run ---------------------------------------------------------------------------
     def run(self) -> Summary:
         started = time.time()
-        with progress_bar(self.cfg.log.progress) as bar:
-            self.bar = bar
-            while self.state.stage_index < len(self.cfg.stages):
-                stage = self.cfg.stages[self.state.stage_index]
-                {"sft": self._run_sft, "dpo": self._run_dpo, "rl": self._run_rl}[stage]()
-                self.state.stage_index += 1
-                self._checkpoint(None)
-        if not self.state.evals or self.state.evals[-1].get("final") is not True:
-            self._evaluate(final=True)
+        log = self.cfg.log
+        with ProgressReporter(log.progress, log.progress_every_s) as self.progress:
+            for note in self.notes:
+                self.progress.note(note)
+            try:
+                self._run_stages()
+            except KeyboardInterrupt:
+                self.state.wall_seconds += time.time() - started
+                self._checkpoint(self.optimizer)
+                self._close()
+                raise TrainingInterrupted(
+                    f"interrupted at RL step {self.state.rl_step}; a checkpoint was saved. "
+                    f"Resume with: tracerl train --resume {self.run_dir}") from None
         self.state.wall_seconds += time.time() - started
         self._checkpoint(None)
         return self._finish()
 
+    def _run_stages(self) -> None:
+        stages = {"sft": self._run_sft, "dpo": self._run_dpo, "rl": self._run_rl}
+        while self.state.stage_index < len(self.cfg.stages):
+            stages[self.cfg.stages[self.state.stage_index]]()
+            self.state.stage_index += 1
+            self._checkpoint(None)
+        if not self.state.evals or self.state.evals[-1].get("final") is not True:
+            self._evaluate(final=True)
+
+    def _trace(self, trajectories: list[Trajectory], phase: str, step: int) -> None:
+        if self.tracer is None:
+            return
+        run = self.cfg.name if phase == "train" else f"{self.cfg.name}:{phase}"
+        for t in trajectories:
+            self.tracer.submit(t, run=run, step=step, model_name=self.policy.name,
+                               guardrails=guardrail_records(t))
+
+    def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> Path:
+        path = ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
+                                    ckpt.rng_state(self.sampler.generator))
+        if self.rl is not None:
+            self.rl.save(path)
+        protected = {f"stage{self.cfg.stages.index('rl')}-step000000"} \
+            if "rl" in self.cfg.stages else set()
+        ckpt.prune_checkpoints(self.run_dir, self.cfg.log.keep_checkpoints, protected)
+        return path
+
     def _run_sft(self) -> None:
         demos = demonstrations(self.family, self.renderer, self.cfg.sft.demos, self.cfg.seed)
         steps = -(-len(demos) // self.cfg.sft.batch_size) * self.cfg.sft.epochs
-        task = self.bar.add_task("SFT", total=steps, info="")
+        bar = self.progress.stage("SFT", steps)
 
         def on_step(m) -> None:
-            self.bar.update(task, completed=m.step, info=f"loss {m.loss:.3f}")
+            bar.update(m.step, f"loss {m.loss:.3f}")
             if m.step % 10 == 0 or m.step == m.total_steps:
                 self.log.log("sft", m.step, {"loss": m.loss, "lr": m.lr, "tokens": m.tokens})
 
         run_sft(self.policy, demos, self.cfg.sft, self.cfg.seed, on_step)
+        bar.done()
 
     def _run_dpo(self) -> None:
-        task = self.bar.add_task("DPO", total=None, info="")
+        bar = self.progress.stage("DPO", None)
 
         def on_step(step: int, values: dict[str, float]) -> None:
-            self.bar.update(task, completed=step, info=f"loss {values['loss']:.3f}")
+            bar.update(step, f"loss {values['loss']:.3f}")
             self.log.log("dpo", step, values)
 
         run_dpo_stage(self.policy, self.cfg, self.family, self.runner, self.renderer, on_step)
+        bar.done()
 
     def _evaluate(self, final: bool = False) -> EvalResult:
+        step = self.state.rl_step
         result, trajectories = evaluate_policy(self.runner, self.heldout, self.cfg.eval.samples,
                                                self.cfg.eval.temperature)
-        self._trace(trajectories, "eval")
-        record = {"step": self.state.rl_step, "final": final, **asdict(result)}
-        self.state.evals.append(record)
-        self.log.log("eval", self.state.rl_step, asdict(result))
+        self._trace(trajectories, "eval", step)
+        self.state.evals.append({"step": step, "final": final, **asdict(result)})
+        self.log.log("eval", step, asdict(result))
+        self.progress.note(f"held-out success {result.success:.2f} at RL step {step} "
+                           f"({result.samples} samples, tool use {result.tool_use:.2f})")
+        best = max(e["success"] for e in self.state.evals)
+        if result.success >= best and step > 0:
+            ckpt.mark_best(self.run_dir, self._checkpoint(self.optimizer))
         return result
 
     def _run_rl(self) -> None:
@@ -166,26 +270,29 @@ class Trainer:
         latest = ckpt.latest_checkpoint(self.run_dir)
         if self.state.rl_step > 0 and latest is not None:
             self.rl.load(latest)
-        optimizer = torch.optim.AdamW(self.policy.model.parameters(), lr=cfg.lr, weight_decay=0.0)
+        self.optimizer = torch.optim.AdamW(self.policy.model.parameters(), lr=cfg.lr,
+                                           weight_decay=0.0)
         if self.optimizer_state is not None:
-            optimizer.load_state_dict(self.optimizer_state)
+            self.optimizer.load_state_dict(self.optimizer_state)
             self.optimizer_state = None
-        task = self.bar.add_task("GRPO", total=cfg.steps, completed=self.state.rl_step, info="")
+        bar = self.progress.stage("RL", cfg.steps, completed=self.state.rl_step)
         while self.state.rl_step < cfg.steps:
-            metrics = self._rl_step(optimizer)
+            failures = self.tracer.failures if self.tracer is not None else None
+            result = rl_step(self.rl, self.runner, self.family, self.optimizer,
+                             self.state.rl_step, failures)
             self.state.rl_step += 1
-            self.log.log("rl", self.state.rl_step, metrics.record())
-            before = self.state.success_before or 0.0
-            self.bar.update(task, completed=self.state.rl_step,
-                            info=f"reward {metrics.rollout.reward_mean:.2f} success "
-                                 f"{metrics.rollout.success:.2f} (held-out before {before:.2f})")
+            self._trace(result.trajectories, "train", self.state.rl_step)
+            self.log.log("rl", self.state.rl_step, result.metrics.record())
+            r = result.metrics.rollout
+            bar.update(self.state.rl_step, f"reward {r.reward_mean:.2f}  success {r.success:.2f}")
             every = self.cfg.eval.every
             if every and self.state.rl_step % every == 0 and self.state.rl_step < cfg.steps:
                 reached = self._evaluate().success
                 if cfg.stop_at_success and reached >= cfg.stop_at_success:
                     break
             if self.state.rl_step % self.cfg.log.checkpoint_every == 0:
-                self._checkpoint(optimizer)
+                self._checkpoint(self.optimizer)
+        bar.done()
         self._evaluate(final=True)
 
     def _reference(self) -> torch.nn.Module:
@@ -194,12 +301,10 @@ class Trainer:
             return load_policy(start, self.cfg.device).model
         return copy.deepcopy(self.policy.model)
 
-    def _rl_step(self, optimizer: torch.optim.Optimizer) -> RLStepMetrics:
-        failures = self.tracer.failures if self.tracer is not None else None
-        result = rl_step(self.rl, self.runner, self.family, optimizer, self.state.rl_step,
-                         failures)
-        self._trace(result.trajectories, "train")
-        return result.metrics
+    def _close(self) -> None:
+        self.log.close()
+        if self.tracer is not None:
+            self.tracer.close()
 
     def _finish(self) -> Summary:
         final = [e for e in self.state.evals if e.get("final")]
@@ -214,7 +319,5 @@ class Trainer:
         )
         (self.run_dir / "summary.json").write_text(json.dumps(asdict(summary), indent=2))
         plot_curves(read_metrics(self.run_dir), self.state.evals, self.run_dir / "curves.png")
-        self.log.close()
-        if self.tracer is not None:
-            self.tracer.close()
+        self._close()
         return summary
