@@ -17,6 +17,7 @@ _EXPORTS = {
     "Reward": "tracerl.rewards.base",
     "RewardResult": "tracerl.rewards.base",
     "WeightedSum": "tracerl.rewards.compose",
+    "as_reward": "tracerl.rewards.compose",
     "audit": "tracerl.rewards.audit",
     "code_tests": "tracerl.rewards.code",
     "extract_answer": "tracerl.rewards.extract",

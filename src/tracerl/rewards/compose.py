@@ -34,6 +34,13 @@ class FunctionReward:
         return out.score if isinstance(out, RewardResult) else out
 
 
+def as_reward(reward: Callable[[Trajectory], float | RewardResult | None]) -> Reward:
+    """A Reward as it is, or a plain function of a Trajectory wrapped and named after it."""
+    if isinstance(getattr(reward, "name", None), str):
+        return reward  # type: ignore[return-value]
+    return FunctionReward(reward)
+
+
 @dataclass
 class WeightedSum:
     """sum_i w_i * r_i; None when any part with a non-zero weight returns None."""

@@ -17,11 +17,13 @@ import asyncio
 import copy
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from tracerl.envs.base import Env, EnvFactory, StepResult
 from tracerl.policy.sampling import Sample, Sampler, SamplingParams
 from tracerl.rewards.base import Reward
+from tracerl.rewards.compose import as_reward
 from tracerl.rollout.config import RolloutConfig
 from tracerl.rollout.render import ChatRenderer
 from tracerl.types import Group, Message, Status, Task, Trajectory, Turn, assistant_message
@@ -81,13 +83,14 @@ class RolloutRunner:
     """
 
     def __init__(self, sampler: Sampler, renderer: ChatRenderer,
-                 stop_ids: tuple[int, ...], env_factory: EnvFactory, reward: Reward,
+                 stop_ids: tuple[int, ...], env_factory: EnvFactory,
+                 reward: Reward | Callable[[Trajectory], float | None],
                  config: RolloutConfig, guard_penalty: bool = False) -> None:
         self.sampler = sampler
         self.renderer = renderer
         self.stop_ids = stop_ids
         self.env_factory = env_factory
-        self.reward = reward
+        self.reward = as_reward(reward)
         self.config = RolloutConfig.of(config)
         self.guard_penalty = guard_penalty
         self.stats = RolloutStats()
