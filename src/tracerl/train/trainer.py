@@ -190,11 +190,20 @@ class Trainer:
                 self._checkpoint(self.optimizer)
                 self._close()
                 raise TrainingInterrupted(
-                    f"interrupted at RL step {self.state.rl_step}; a checkpoint was saved. "
+                    f"interrupted {self._where()}; a checkpoint was saved. "
                     f"Resume with: tracerl train --resume {self.run_dir}") from None
         self.state.wall_seconds += time.time() - started
         self._checkpoint(None)
         return self._finish()
+
+    def _where(self) -> str:
+        stages = self.cfg.stages
+        if self.state.stage_index >= len(stages):
+            return "during the final evaluation"
+        stage = stages[self.state.stage_index]
+        if stage == "rl":
+            return f"after RL step {self.state.rl_step}"
+        return f"during {stage} (it restarts from its beginning on resume)"
 
     def _run_stages(self) -> None:
         stages = {"sft": self._run_sft, "dpo": self._run_dpo, "rl": self._run_rl}
