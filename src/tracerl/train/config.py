@@ -225,6 +225,23 @@ class LogConfig:
     """Write TensorBoard event files to the run directory."""
     checkpoint_every: int = 10
     """Save a checkpoint every N RL steps (and at the end of each stage)."""
+    wandb: str = ""
+    """Also log metrics to this Weights & Biases project (or entity/project); empty = off.
+    Needs pip install 'tracerl[wandb]'."""
+    wandb_mode: Literal["offline", "online"] = "offline"
+    """offline: W&B files in RUN_DIR/wandb, no account or network (upload later with
+    `wandb sync RUN_DIR/wandb/offline-run-*`); online: live, needs `wandb login`."""
+    mlflow: str = ""
+    """Also log to MLflow: a tracking URI (http://host:5000, sqlite:///x.db) or a directory
+    (becomes sqlite:///DIR/mlflow.db); empty = off. Needs pip install 'tracerl[mlflow]'."""
+    mlflow_experiment: str = "tracerl"
+    """MLflow experiment of the run (created when missing)."""
+
+    def __post_init__(self) -> None:
+        if self.wandb.count("/") > 1 or self.wandb.startswith("/") or self.wandb.endswith("/"):
+            raise ValueError(f"log.wandb must be PROJECT or ENTITY/PROJECT, got {self.wandb!r}")
+        if self.mlflow and not self.mlflow_experiment:
+            raise ValueError("log.mlflow_experiment must name an experiment when log.mlflow is set")
 
 
 @dataclass(frozen=True)

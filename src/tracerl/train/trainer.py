@@ -112,8 +112,8 @@ class Trainer:
         self.renderer = ChatRenderer(self.policy.tokenizer)
         self.runner = build_runner(config, self.policy, self.family, self.sampler)
         self.heldout = self.family.tasks("heldout", config.eval.tasks, seed=config.seed)
-        self.log = MetricsLog(self.run_dir, config.log.tensorboard,
-                              resume_step=self.state.rl_step if latest else None)
+        self.log = MetricsLog.for_run(config, self.run_dir,
+                                      resume_step=self.state.rl_step if latest else None)
         self.tracer: Tracer | OffloadedTracer | None = None
         if config.trace.enabled:
             kind = OffloadedTracer if config.trace.process else Tracer
