@@ -126,9 +126,11 @@ def add_traces_arguments(parser: argparse.ArgumentParser) -> None:
         description="Print one trajectory as a conversation: each message with its role, "
                     "the tool calls and their results, the guard decisions that acted, then "
                     "status, reward and its parts. Without TRACE_ID: the latest trajectory "
-                    "that matches the filters (the run's last rollout or evaluation).")
+                    "that matches the filters: the run's last rollout or evaluation "
+                    "(evaluations are recorded as run NAME:eval; --run NAME keeps to "
+                    "training rollouts).")
     _add_trace_filters(show, limit=False)
-    show.add_argument("trace_id", nargs="?",
+    show.add_argument("trace_id", nargs="?", metavar="TRACE_ID",
                       help="trace id or a unique prefix of it (default: the latest matching)")
     show.add_argument("--full", action="store_true",
                       help="do not clip long tool results and system prompts")
