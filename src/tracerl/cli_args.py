@@ -53,7 +53,10 @@ List, show and export the trajectories in a run's trace store.
 
     tracerl traces list runs/exp1 --runs
     tracerl traces list runs/exp1 --tool calculator --min-reward 1 --json
-    tracerl traces show runs/exp1 3fa2c1
+    tracerl traces show runs/exp1                     # the latest trajectory, as a conversation
+    tracerl traces show runs/exp1 --min-reward 1     # the latest successful one
+    tracerl traces show runs/exp1 3fa2c1 | less      # one trajectory by (a prefix of) its id
+    tracerl traces show runs/exp1 3fa2c1 --spans     # its span tree (--attributes: every value)
     tracerl traces export runs/exp1 --format openai --out convs.jsonl --status done
 """
 
@@ -103,7 +106,7 @@ def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def _add_trace_filters(p: argparse.ArgumentParser) -> None:
+def _add_trace_filters(p: argparse.ArgumentParser, limit: bool = True) -> None:
     p.add_argument("store", help="run directory or traces.sqlite file")
     p.add_argument("--run", help="only this run (session.id)")
     p.add_argument("--step", type=int, help="only this training step")
@@ -111,7 +114,8 @@ def _add_trace_filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tool", help="only trajectories that called this tool")
     p.add_argument("--min-reward", type=float, help="only outcome reward >= this")
     p.add_argument("--max-reward", type=float, help="only outcome reward <= this")
-    p.add_argument("--limit", type=int, help="at most this many trajectories")
+    if limit:
+        p.add_argument("--limit", type=int, help="at most this many trajectories")
 
 
 def add_traces_arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,10 +124,25 @@ def add_traces_arguments(parser: argparse.ArgumentParser) -> None:
     _add_trace_filters(ls)
     ls.add_argument("--runs", action="store_true", help="one line per run instead")
     ls.add_argument("--json", action="store_true", help="JSON lines instead of a table")
-    show = sub.add_parser("show", help="print one trajectory's span tree")
-    show.add_argument("store", help="run directory or traces.sqlite file")
-    show.add_argument("trace_id", help="trace id or a unique prefix of it")
-    show.add_argument("--attributes", action="store_true", help="print every attribute")
+    show = sub.add_parser(
+        "show", help="print one trajectory as a conversation",
+        description="Print one trajectory as a conversation: each message with its role, "
+                    "the tool calls and their results, the guard decisions that acted, then "
+                    "status, reward and its parts. Without TRACE_ID: the latest trajectory "
+                    "that matches the filters: the run's last rollout or evaluation "
+                    "(evaluations are recorded as run NAME:eval; --run NAME keeps to "
+                    "training rollouts).")
+    _add_trace_filters(show, limit=False)
+    show.add_argument("trace_id", nargs="?", metavar="TRACE_ID",
+                      help="trace id or a unique prefix of it (default: the latest matching)")
+    show.add_argument("--full", action="store_true",
+                      help="do not clip long tool results and system prompts")
+    show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                      help="colour the roles (auto: only on a terminal, unless NO_COLOR is set)")
+    show.add_argument("--spans", action="store_true",
+                      help="print the span tree instead of the conversation")
+    show.add_argument("--attributes", action="store_true",
+                      help="print the span tree with every attribute (token ids included)")
     exp = sub.add_parser("export", help="export trajectories to a file")
     _add_trace_filters(exp)
     exp.add_argument("--format", choices=("openai", "otlp"), default="openai",

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from tracerl.trace import Tracer
+from tracerl.guard.pipeline import Guard
+from tracerl.trace import GuardrailRecord, Tracer
 from tracerl.trace.cli_traces import add_arguments, run
 
 
@@ -47,13 +48,65 @@ def test_list_runs(run_dir):
     assert out.splitlines()[2].split()[:3] == ["exp", "2", "1"]
 
 
-def test_show_prints_the_span_tree(run_dir):
-    _, listing = _cli("list", str(run_dir), "--json", "--min-reward", "1")
-    trace_id = json.loads(listing)["trace_id"]
-    code, out = _cli("show", str(run_dir), trace_id[:8])
+def _trace_id(run_dir, *filters: str) -> str:
+    _, listing = _cli("list", str(run_dir), "--json", *filters)
+    return json.loads(listing)["trace_id"]
+
+
+def test_show_renders_the_conversation(run_dir):
+    code, out = _cli("show", str(run_dir), _trace_id(run_dir, "--min-reward", "1")[:8])
+    assert code == 0
+    for block in ("[system]\n  You can call tools.", "[user]\n  What is 6*7?",
+                  "[assistant] turn 0", '-> calculator {"expr": "6*7"}',
+                  "[tool] calculator: ok\n  42",
+                  "[tool] lookup: error (tool_raised)\n  error: no such key",
+                  "[assistant] turn 1\n  The answer is 42."):
+        assert block in out
+    assert "<tool_call>" not in out  # the call is shown parsed, not as markup
+    outcome = out[out.index("--- outcome ---"):]
+    assert "status     done" in outcome and "reward     1  (correct 1, format unjudged)" in outcome
+    assert "\033[" not in out  # not a terminal: no colour codes
+
+
+def test_show_colour_is_opt_in_off_a_terminal(run_dir):
+    _, out = _cli("show", str(run_dir), _trace_id(run_dir, "--min-reward", "1"),
+                  "--color", "always")
+    assert "\033[1;32m[assistant]\033[0m" in out
+
+
+def test_show_without_an_id_shows_the_latest_matching_and_says_so(run_dir):
+    _, out = _cli("show", str(run_dir))
+    assert out.startswith("(the latest of 2 matching trajectories")
+    assert "sample 1" in out and "lookup" not in out
+    _, only = _cli("show", str(run_dir), "--min-reward", "1")
+    assert only.startswith("trajectory ") and "sample 0" in only
+
+
+def test_show_lists_the_guard_decisions_that_acted(tmp_path, build_trajectory):
+    guard = Guard()
+    records = [GuardrailRecord(guard.check_tool_call("bash", {"command": "rm -rf /"}), 0),
+               GuardrailRecord(guard.check_observation("all good"), 0)]
+    with Tracer.for_run(tmp_path) as tracer:
+        tracer.record_trajectory(build_trajectory(), run="exp", guardrails=records)
+    _, out = _cli("show", str(tmp_path))
+    assert out.count("[guard]") == 1 and "[guard] block tool_call of bash" in out
+
+
+def test_show_spans_prints_the_span_tree(run_dir):
+    code, out = _cli("show", str(run_dir), _trace_id(run_dir, "--min-reward", "1"), "--spans")
     assert code == 0
     assert out.splitlines()[0].startswith("AGENT trajectory")
     assert "  TOOL lookup" in out and "ERROR tool_raised" in out
+
+
+def test_show_attributes_prints_the_raw_values(run_dir):
+    _, out = _cli("show", str(run_dir), _trace_id(run_dir, "--min-reward", "1"), "--attributes")
+    assert 'rl.turn.action_ids = "[11,12,13]"' in out
+
+
+def test_show_with_no_match_exits_2(run_dir, capsys):
+    assert _cli("show", str(run_dir), "--min-reward", "5")[0] == 2
+    assert "no trajectory" in capsys.readouterr().err
 
 
 def test_export_openai_conversations(run_dir, tmp_path):

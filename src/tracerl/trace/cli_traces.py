@@ -1,5 +1,8 @@
 """`tracerl traces list|show|export`: read a run's trace store from the shell.
 
+`show` prints a trajectory as a conversation (trace/transcript.py), or its span tree with
+`--spans`; without a trace id it shows the latest trajectory that matches the filters
+(by rollout start time: the run's last training step or evaluation), and says so.
 Arguments and usage: `tracerl.cli_args`.
 """
 
@@ -7,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -16,14 +20,15 @@ from tracerl.cli_args import TRACES_DESCRIPTION
 from tracerl.cli_args import add_traces_arguments as add_arguments
 from tracerl.trace import conventions as c
 from tracerl.trace.export import write_conversations, write_otlp_json
-from tracerl.trace.store import SpanRecord, TraceStore, TrajectorySummary
+from tracerl.trace.store import SpanRecord, TraceStore, TrajectorySummary, build_tree
+from tracerl.trace.transcript import Style, format_transcript, wants_color
 from tracerl.util.table import format_table
 
 
 def _selected(store: TraceStore, args: argparse.Namespace) -> list[TrajectorySummary]:
     return store.trajectories(run=args.run, step=args.step, status=args.status, tool=args.tool,
                               min_reward=args.min_reward, max_reward=args.max_reward,
-                              limit=args.limit)
+                              limit=getattr(args, "limit", None))
 
 
 def _list(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
@@ -55,15 +60,47 @@ def _summary(span: SpanRecord) -> str:
     return " ".join(bits)
 
 
-def _show(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
-    tree = store.tree(store.resolve_trace_id(args.trace_id))
-    for depth, span in tree.walk():
+def _write_spans(spans: list[SpanRecord], attributes: bool, out: TextIO) -> None:
+    for depth, span in build_tree(spans).walk():
         pad = "  " * depth
         line = f"{pad}{span.kind or '-'} {span.name} ({span.duration_ms:.1f} ms) {_summary(span)}"
         out.write(line.rstrip() + "\n")
-        if args.attributes:
+        if attributes:
             for key, value in sorted(span.attributes.items()):
                 out.write(f"{pad}    {key} = {json.dumps(value)[:200]}\n")
+
+
+def _pick(store: TraceStore, args: argparse.Namespace) -> tuple[str, str]:
+    """The trace to show and a note on how it was chosen ("" when named)."""
+    if args.trace_id:
+        return store.resolve_trace_id(args.trace_id), ""
+    rows = _selected(store, args)
+    if not rows:
+        raise KeyError(f"no trajectory in {store.path} matches the filters")
+    latest = max(rows, key=lambda r: (r.start_ns, r.run, r.group_index, r.sample_index))
+    if len(rows) == 1:
+        return latest.trace_id, ""
+    note = (f"(the latest of {len(rows)} matching trajectories; to pick another: "
+            f"tracerl traces list {args.store}, then tracerl traces show {args.store} ID)")
+    return latest.trace_id, note
+
+
+def _show(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
+    trace_id, note = _pick(store, args)
+    spans = store.spans(trace_id)
+    if not spans:
+        raise KeyError(f"no spans for trace {trace_id}")
+    if args.spans or args.attributes:
+        _write_spans(spans, args.attributes, out)
+        return 0
+    style = Style(args.color == "always" or (args.color == "auto" and wants_color(out)))
+    try:
+        text = format_transcript(spans, style, full=args.full)
+    except ValueError:  # instrumented agent code, not a recorded Trajectory
+        out.write(f"trace {trace_id} holds no recorded trajectory; its spans:\n")
+        _write_spans(spans, False, out)
+        return 0
+    out.write((f"{note}\n\n" if note else "") + text)
     return 0
 
 
@@ -86,8 +123,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     try:
         with TraceStore(args.store) as store:
             return commands[args.traces_command](store, args, out)
+    except BrokenPipeError:  # `| head`, or `| less` quit early: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (FileNotFoundError, KeyError, ValueError) as exc:
-        sys.stderr.write(f"tracerl traces: {exc}\n")
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        sys.stderr.write(f"tracerl traces: {message}\n")
         return 2
 
 
