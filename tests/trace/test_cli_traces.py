@@ -65,6 +65,7 @@ def test_show_renders_the_conversation(run_dir):
     assert "<tool_call>" not in out  # the call is shown parsed, not as markup
     outcome = out[out.index("--- outcome ---"):]
     assert "status     done" in outcome and "reward     1  (correct 1, format unjudged)" in outcome
+    assert "action tokens -0.5 .. +0.5)" in outcome  # the advantage's range, not only its mean
     assert "\033[" not in out  # not a terminal: no colour codes
 
 

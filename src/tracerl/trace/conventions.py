@@ -41,6 +41,7 @@ RL_REWARD = "rl.reward"
 RL_REWARD_PARTS = "rl.reward_parts"
 """All parts as a JSON object, unjudged ones as null (for replay)."""
 RL_ADVANTAGE_MEAN = "rl.advantage.mean"
+RL_ADVANTAGE_MIN, RL_ADVANTAGE_MAX = "rl.advantage.min", "rl.advantage.max"
 RL_TURN_INDEX, RL_TURN_REWARD = "rl.turn.index", "rl.turn.reward"
 # Token ids and logprobs are stored as JSON strings, not OTel list attributes: the SDK
 # checks list attributes element by element (a 200-token turn cost ~0.1 ms, most of the

@@ -114,6 +114,10 @@ def agent_attributes(traj: Trajectory, ctx: RunContext) -> dict[str, Any]:
             attrs[f"{c.RL_REWARD}.{name}"] = float(score)
     if traj.advantages:
         attrs[c.RL_ADVANTAGE_MEAN] = sum(traj.advantages) / len(traj.advantages)
+        # action tokens only: observation tokens carry 0 by construction
+        acted = [a for a, m in zip(traj.advantages, traj.loss_mask(), strict=False) if m] \
+            or traj.advantages
+        attrs[c.RL_ADVANTAGE_MIN], attrs[c.RL_ADVANTAGE_MAX] = min(acted), max(acted)
     for name, value in traj.metrics.items():
         attrs[c.RL_METRIC_PREFIX + name] = float(value)
     if traj.error:

@@ -5,7 +5,7 @@
 The Trajectory is rebuilt from its spans by `trajectory_from_spans` (replay.py), so the
 transcript shows exactly what training saw; only what the Trajectory does not keep is
 read from the spans directly: the Guard decisions (GUARDRAIL spans) and the mean
-advantage (`rl.advantage.mean`; per-token advantages are not stored).
+advantage (`rl.advantage.mean`, and its range over action tokens).
 
 Layout, one block per message:
 
@@ -163,8 +163,12 @@ def _outcome(agent: dict[str, Any], traj: Trajectory, style: Style) -> str:
             ("turns", f"{len(traj.turns)}, {len(results)} tool calls, "
                       f"{sum(not r.ok for r in results)} failed")]
     if c.RL_ADVANTAGE_MEAN in agent:
+        spread = ""
+        if c.RL_ADVANTAGE_MIN in agent:
+            spread = (f", action tokens {agent[c.RL_ADVANTAGE_MIN]:+.4g} .. "
+                      f"{agent[c.RL_ADVANTAGE_MAX]:+.4g}")
         rows.append(("advantage", f"{agent[c.RL_ADVANTAGE_MEAN]:+.4g} (mean over response "
-                                  "tokens; per-token values are not stored)"))
+                                  f"tokens{spread})"))
     return (style("--- outcome ---", "head") + "\n"
             + "".join(f"{k:<10} {v}\n" for k, v in rows))
 
