@@ -39,6 +39,8 @@ class FamilyContext:
     """Guardrails for every tool call and tool output (None = off)."""
     tool_timeout_s: float = 5.0
     """Wall-clock limit of one tool call."""
+    describe_tools: bool = False
+    """Describe the tools to the policy in its prompt (ToolEnvConfig.describe_tools)."""
 
 
 Builder = Callable[[Any, FamilyContext], "TaskFamily"]
