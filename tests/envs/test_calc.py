@@ -88,3 +88,13 @@ def test_bad_family_options_are_named():
         CalcFamily(calls=7)
     with pytest.raises(ValueError, match="skip_tool_prob"):
         CalcFamily(skip_tool_prob=2.0)
+
+
+def test_a_pretrained_model_is_told_the_tool_and_the_answer_format():
+    bare, told = CalcFamily(), CalcFamily(describe_tools=True)
+    (a,), (b,) = bare.tasks("train", 1, seed=0), told.tasks("train", 1, seed=0)
+    expr = a.metadata["expression"]
+    assert a.messages[0].content == f"Compute {expr}."
+    assert b.messages[0].content.startswith(f"Compute {expr}. Use the calculator tool")
+    assert '"Answer: <number>"' in b.messages[0].content
+    assert told.make_env().tool_schemas == [told.calculator.schema]

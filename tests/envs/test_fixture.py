@@ -55,10 +55,10 @@ def test_reward_is_one_when_tool_output_reaches_the_next_turn(tiny_policy):
 class DroppingRenderer(ChatRenderer):
     """Broken plumbing: observation tokens never include the tool's output."""
 
-    def render(self, messages, add_generation_prompt):
+    def render(self, messages, add_generation_prompt, tools=()):
         blanked = [m if m.role != "tool" else type(m)("tool", "", (), m.tool_call_id, m.name)
                    for m in messages]
-        return super().render(blanked, add_generation_prompt)
+        return super().render(blanked, add_generation_prompt, tools)
 
 
 def test_reward_is_zero_when_observations_are_dropped(tiny_policy):

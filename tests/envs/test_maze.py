@@ -5,7 +5,6 @@ import pytest
 
 from tracerl.envs.base import check_env
 from tracerl.envs.maze import MazeFamily, distance, parse_cell
-from tracerl.policy.model import STOP_TOKENS
 from tracerl.policy.tokenizer import build_char_tokenizer
 from tracerl.rollout.demos import trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
@@ -72,7 +71,7 @@ def test_demonstration_trajectories_are_short_enough_for_the_tiny_policy():
     renderer = ChatRenderer(build_char_tokenizer())
     task = family.tasks("train", 1, seed=0)[0]
     demo = family.demonstration(task, random.Random(0))
-    traj = trajectory_from_messages(renderer, task, list(task.messages), demo, STOP_TOKENS)
+    traj = trajectory_from_messages(renderer, task, list(task.messages), demo)
     assert 8 <= len(traj.turns) <= 14
     assert len(traj.token_ids()) < 60 * len(traj.turns)
 

@@ -90,3 +90,10 @@ def test_step_before_reset_is_an_error():
 def test_duplicate_tool_names_rejected():
     with pytest.raises(ValueError, match="share a name"):
         ToolEnv([add, add])
+
+
+def test_tools_are_offered_for_description_only_when_asked():
+    assert ToolEnv([add]).tool_schemas == []
+    env = ToolEnv([add, explode], ToolEnvConfig(describe_tools=True))
+    assert env.tool_schemas == [add.schema, explode.schema]
+    assert asyncio.run(env.reset(TASK)) == list(TASK.messages)  # the rollout renders them

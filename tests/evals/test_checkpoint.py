@@ -39,3 +39,17 @@ def test_eval_rejects_a_bad_override(tmp_path, capsys):
     (tmp_path / "config.json").write_text("{}")
     assert main(["eval", str(tmp_path), "task.callz=2"]) == 2
     assert "unknown config key 'task.callz'" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # loads SmolLM2-135M (and builds it the first time, about 40 s)
+def test_eval_takes_a_pretrained_model_by_name(smollm2_dir, capsys):
+    args = ["eval", "smollm2-135m", "rl.max_turns=1", "rl.max_turn_tokens=8", "--tasks", "1",
+            "--temperature", "0", "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["model"] == "smollm2-135m" and report["samples_per_task"] == 1
+
+
+def test_eval_of_a_missing_path_names_the_model_names(tmp_path, capsys):
+    assert main(["eval", str(tmp_path / "nope")]) == 2
+    assert "smollm2-135m" in capsys.readouterr().err

@@ -30,7 +30,7 @@ class FlakyEnv:
 
 
 def _runner(policy, env_factory, reward, **cfg):
-    sampler = TransformersSampler(policy.model, policy.pad_id, seed=0)
+    sampler = TransformersSampler(policy.model, policy.pad_id, seed=0, tokenizer=policy.tokenizer)
     return RolloutRunner(sampler, ChatRenderer(policy.tokenizer), policy.stop_ids, env_factory,
                          reward, RolloutConfig(max_turn_tokens=16, max_turns=2, **cfg))
 

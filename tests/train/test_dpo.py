@@ -5,7 +5,6 @@ import json
 import pytest
 import torch
 
-from tracerl.policy.model import STOP_TOKENS
 from tracerl.rollout.demos import trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
 from tracerl.train.config import DPOConfig
@@ -51,8 +50,8 @@ def test_dpo_likelihood_ignores_observation_tokens(tiny_policy):
     call = ToolCall("f", {}, id="c0")
     action = Message("assistant", '<tool_call>{"name": "f"}</tool_call>', tool_calls=(call,))
     a, b = (trajectory_from_messages(renderer, task, list(task.messages),
-                                     [action, Message("tool", text, tool_call_id="c0")],
-                                     STOP_TOKENS) for text in ("short", "a much longer result"))
+                                     [action, Message("tool", text, tool_call_id="c0")])
+            for text in ("short", "a much longer result"))
     logp = sequence_logp(tiny_policy.model, [a, b], tiny_policy.pad_id)
     assert torch.allclose(logp[0], logp[1])
 

@@ -6,6 +6,11 @@
 
 One Env instance serves one episode at a time; the rollout runner makes one per
 trajectory through an EnvFactory, so envs may keep per-episode state.
+
+An Env may also offer tools to describe to the policy: a `tool_schemas` attribute (read
+after `reset`) holding OpenAI function-calling JSON schemas. The rollout renders them in
+the model's own tool format (tracerl.rollout.render); an Env never formats them itself,
+since the format belongs to the model's chat template.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ class StepResult:
     tool_results: list[ToolResult] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     """Free-form diagnostics; not read by training."""
+
+
+def tool_schemas(env: object) -> list[dict[str, Any]]:
+    """The tools `env` offers to describe to the policy (its `tool_schemas`, or none)."""
+    return [dict(s) for s in getattr(env, "tool_schemas", None) or ()]
 
 
 @runtime_checkable

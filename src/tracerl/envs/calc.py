@@ -5,6 +5,10 @@ A problem is a chain of k binary operations, e.g. k=2: `((4821*977)+3310)`. The
 copying an operand from the prompt or from the previous tool result. Operands are
 large enough that a small model cannot do the arithmetic in its head.
 
+A pretrained model (`describe_tools`) is also told how to use the tool and how to answer
+(`INSTRUCTIONS`, after the problem); the tiny policy learns both from demonstrations and
+sees the bare problem.
+
 Splits: a problem is held out iff the first byte of the SHA-256 of its expression is
 below `256 * heldout_fraction`. The predicate is a pure function of the problem, so
 no train task can ever equal a held-out one, whatever the seeds.
@@ -28,6 +32,8 @@ from tracerl.tools.tool import Tool, tool
 from tracerl.types import Message, Task, ToolCall, Trajectory
 
 ANSWER = re.compile(r"Answer:\s*(-?\d+(?:\.\d+)?)\s*$")
+INSTRUCTIONS = ('Use the calculator tool for each operation (one operation per call), '
+                'then give the final result as "Answer: <number>".')
 HELDOUT_FRACTION = 0.2
 
 
@@ -117,6 +123,9 @@ class CalcFamily:
     format_weight: float = 0.0
     guard: Guard | None = None
     """Guardrails on every tool call and tool output (None = none)."""
+    describe_tools: bool = False
+    """Describe the calculator and the answer format to the policy (pretrained models
+    need both)."""
     name: str = "calc"
 
     def __post_init__(self) -> None:
@@ -146,16 +155,21 @@ class CalcFamily:
             answer = problem.steps()[-1][1]
             out.append(Task(
                 id=f"calc-{split}-{seed}-{len(out)}",
-                messages=(Message("user", f"Compute {expr}."),),
+                messages=(Message("user", self.prompt(expr)),),
                 answer=answer,
                 metadata={"expression": expr, "calls": self.calls,
                           "operands": list(problem.operands), "ops": list(problem.ops)},
             ))
         return out
 
+    def prompt(self, expression: str) -> str:
+        question = f"Compute {expression}."
+        return f"{question} {INSTRUCTIONS}" if self.describe_tools else question
+
     def make_env(self) -> ToolEnv:
         return ToolEnv([self.calculator],
-                       ToolEnvConfig(tool_timeout_s=self.tool_timeout_s, guard=self.guard))
+                       ToolEnvConfig(tool_timeout_s=self.tool_timeout_s, guard=self.guard,
+                                     describe_tools=self.describe_tools))
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
         """Oracle steps; with `skip_tool_prob` it answers without the tool (a cold start
@@ -190,4 +204,5 @@ def build_calc(section: CalcConfig, context: FamilyContext) -> CalcFamily:
     """Arithmetic through a calculator tool; the answer must copy the tool's result."""
     return CalcFamily(calls=section.calls, skip_tool_prob=section.skip_tool_prob,
                       tool_timeout_s=context.tool_timeout_s,
-                      format_weight=section.format_weight, guard=context.guard)
+                      format_weight=section.format_weight, guard=context.guard,
+                      describe_tools=context.describe_tools)

@@ -51,6 +51,8 @@ class SecretFamily:
     issued: set[str] = field(default_factory=set)
     guard: Guard | None = None
     """Guardrails on every tool call and tool output (None = none)."""
+    describe_tools: bool = False
+    """Describe the tools to the policy in its prompt (pretrained models need it)."""
 
     def __post_init__(self) -> None:
         self.reward = SecretReward(self.issued)
@@ -70,7 +72,8 @@ class SecretFamily:
                 for i in range(n)]
 
     def make_env(self) -> ToolEnv:
-        return ToolEnv([self.tool], ToolEnvConfig(guard=self.guard))
+        return ToolEnv([self.tool], ToolEnvConfig(guard=self.guard,
+                                                  describe_tools=self.describe_tools))
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
         value = self.tool.fn()
@@ -88,4 +91,4 @@ class SecretConfig:
 @register_family("secret", SecretConfig)
 def build_secret(section: SecretConfig, context: FamilyContext) -> SecretFamily:
     """Plumbing fixture: reward 1 only if the tool's fresh secret reaches the answer."""
-    return SecretFamily(guard=context.guard)
+    return SecretFamily(guard=context.guard, describe_tools=context.describe_tools)

@@ -69,13 +69,15 @@ def _is_heldout(start: Cell, goal: Cell) -> bool:
 class MazeEnv(ToolEnv):
     """ToolEnv with the agent's position, the goal and a move budget."""
 
-    def __init__(self, size: int, slack: int, guard: Guard | None = None) -> None:
+    def __init__(self, size: int, slack: int, guard: Guard | None = None,
+                 describe_tools: bool = False) -> None:
         self.size = size
         self.slack = slack
         self.position: Cell = (0, 0)
         self.goal: Cell = (0, 0)
         self.moves_left = 0
-        super().__init__([self._move_tool(d) for d in STEPS], ToolEnvConfig(guard=guard))
+        super().__init__([self._move_tool(d) for d in STEPS],
+                         ToolEnvConfig(guard=guard, describe_tools=describe_tools))
 
     def _move_tool(self, direction: str) -> Tool:
         dx, dy = STEPS[direction]
@@ -147,6 +149,8 @@ class MazeFamily:
     detour_prob: float = 0.1
     guard: Guard | None = None
     """Guardrails on every tool call and tool output (None = none)."""
+    describe_tools: bool = False
+    """Describe the tools to the policy in its prompt (pretrained models need it)."""
     name: str = "maze"
 
     def __post_init__(self) -> None:
@@ -184,7 +188,7 @@ class MazeFamily:
         return out
 
     def make_env(self) -> MazeEnv:
-        return MazeEnv(self.size, self.slack, self.guard)
+        return MazeEnv(self.size, self.slack, self.guard, self.describe_tools)
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
         """Oracle walk (x first, then y); before each step, with `detour_prob`, a wasted
@@ -263,4 +267,5 @@ class MazeConfig:
 def build_maze(section: MazeConfig, context: FamilyContext) -> MazeFamily:
     """A grid walk to a goal, one move tool call per step (8-20 calls per episode)."""
     return MazeFamily(section.size, section.min_moves, section.max_moves, section.slack,
-                      section.detour_prob, guard=context.guard)
+                      section.detour_prob, guard=context.guard,
+                      describe_tools=context.describe_tools)

@@ -17,7 +17,8 @@ adding a family touches its own file (and its tests) only. Built-in families liv
 the modules of this package and are found by importing them. A family outside the
 package is named as `module:attribute` and imported on use: a builder registered as
 above (its section's defaults apply), a TaskFamily class or zero-argument factory
-(given `guard=` and `tool_timeout_s=` when its signature takes them), or a TaskFamily
+(given the FamilyContext fields its signature names: `guard=`, `tool_timeout_s=`,
+`describe_tools=`), or a TaskFamily
 instance.
 """
 
@@ -27,7 +28,7 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 from tracerl.util.refs import UnresolvedReference, import_reference
@@ -45,6 +46,8 @@ class FamilyContext:
     """Guardrails for every tool call and tool output (None = off)."""
     tool_timeout_s: float = 5.0
     """Wall-clock limit of one tool call."""
+    describe_tools: bool = False
+    """Describe the tools to the policy in its prompt (ToolEnvConfig.describe_tools)."""
 
 
 Builder = Callable[[Any, FamilyContext], "TaskFamily"]
@@ -135,7 +138,8 @@ def _construct(name: str, factory: Callable[..., Any], context: FamilyContext) -
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):
         params = {}  # type: ignore[assignment]
-    kwargs = {k: getattr(context, k) for k in ("guard", "tool_timeout_s") if k in params}
+    kwargs = {f.name: getattr(context, f.name) for f in fields(FamilyContext)
+              if f.name in params}
     try:
         family = factory(**kwargs)
     except TypeError as e:

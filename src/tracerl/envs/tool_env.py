@@ -34,8 +34,10 @@ class ToolEnvConfig:
     """Wall-clock limit for one tool call; a hung call becomes a timeout error."""
     max_calls_per_turn: int = 8
     """Calls beyond this in one action are refused with an error observation."""
-    schemas_in_system_prompt: bool = False
-    """Prepend a system message listing the tools' JSON schemas (real models need it)."""
+    describe_tools: bool = False
+    """Offer the tools' JSON schemas (`ToolEnv.tool_schemas`) for the rollout to describe
+    in the model's own tool format. Pretrained models need it; the tiny policy learns its
+    tools from demonstrations and would only pay for the longer prompt."""
     guard: Guard | None = None
     """Guardrail pipeline on the rollout path (None = no scanning)."""
 
@@ -49,15 +51,6 @@ def _stringify(value: Any) -> str:
         return repr(value)
 
 
-def tools_system_prompt(tools: Sequence[Tool]) -> str:
-    schemas = "\n".join(json.dumps(t.schema) for t in tools)
-    return (
-        "You may call tools. Available tools:\n"
-        f"<tools>\n{schemas}\n</tools>\n"
-        'Call one with <tool_call>{"name": NAME, "arguments": {...}}</tool_call>.'
-    )
-
-
 class ToolEnv:
     """An Env that runs the agent's tool calls and ends on its final answer."""
 
@@ -68,12 +61,16 @@ class ToolEnv:
         self.config = config or ToolEnvConfig()
         self.task: Task | None = None
 
+    @property
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The schemas to describe to the policy (none unless `config.describe_tools`)."""
+        if not self.config.describe_tools:
+            return []
+        return [t.schema for t in self.tools.values()]
+
     async def reset(self, task: Task) -> list[Message]:
         self.task = task
-        messages = list(task.messages)
-        if self.config.schemas_in_system_prompt:
-            messages.insert(0, Message("system", tools_system_prompt(list(self.tools.values()))))
-        return messages
+        return list(task.messages)
 
     async def step(self, action_text: str) -> StepResult:
         if self.task is None:

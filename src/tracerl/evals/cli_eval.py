@@ -35,6 +35,7 @@ from tracerl.evals.metrics import (
     ToolSelection,
     TrajectoryMatch,
 )
+from tracerl.policy.zoo import MODELS
 
 LIST_KEYS = ("required", "forbidden")
 
@@ -97,6 +98,8 @@ def _report(report: EvalReport, args: argparse.Namespace, out: TextIO) -> None:
 
 def _is_checkpoint(args: argparse.Namespace) -> bool:
     path = Path(args.data)
+    if not args.metric and args.data in MODELS and not path.exists():
+        return True  # a pretrained model by name (tracerl.policy.zoo)
     return not args.metric and path.is_dir() and (
         (path / "config.json").is_file() or (path / "checkpoints").is_dir())
 
@@ -121,9 +124,10 @@ def _run_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit code 0 when scored (failures are in the report), 2 on bad input."""
     out = out or sys.stdout
-    if not Path(args.data).exists():  # checked first: no mode or --metric advice applies
+    if not Path(args.data).exists() and args.data not in MODELS:  # checked first
         sys.stderr.write(f"tracerl eval: {args.data} does not exist (expected a .jsonl file, "
-                         "a trace store, or a run or model directory)\n")
+                         "a trace store, a run or model directory, or a model name: "
+                         f"{', '.join(MODELS)})\n")
         return 2
     if _is_checkpoint(args):
         return _run_checkpoint(args, out)

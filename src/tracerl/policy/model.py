@@ -1,4 +1,5 @@
-"""Policy loading: a local transformers causal-LM directory, or the built-in `tiny` one.
+"""Policy loading: a local transformers causal-LM directory, a named pretrained model
+(tracerl.policy.zoo, built once into the user's cache), or the built-in `tiny` one.
 
 `tiny` writes a small Llama-style config, randomly initialised weights (seeded) and the
 character tokenizer to a directory, then loads that directory through the same
@@ -24,6 +25,7 @@ from transformers.utils import logging as hf_logging
 
 from tracerl.policy.tiny import TinySpec
 from tracerl.policy.tokenizer import build_char_tokenizer
+from tracerl.policy.zoo import known_models, resolve_model
 
 # Loading a local directory needs no per-shard progress bars in our logs.
 hf_logging.disable_progress_bar()
@@ -80,12 +82,14 @@ def _token_id(tok: PreTrainedTokenizerBase, text: str) -> int | None:
 
 def load_policy(path: str | Path, device: str = "cpu", dtype: torch.dtype = torch.float32,
                 name: str | None = None) -> Policy:
-    """Load a transformers causal LM and tokenizer from a local directory."""
-    path = Path(path)
+    """Load a transformers causal LM and tokenizer from a local directory or a model
+    name of tracerl.policy.zoo (built on first use)."""
+    path = resolve_model(path)
     if not (path / "config.json").is_file():
         raise FileNotFoundError(
-            f"model directory {str(path)!r} has no config.json; pass model=tiny or a local "
-            "Hugging Face model directory (nothing is downloaded)"
+            f"model directory {str(path)!r} has no config.json; pass a model name "
+            f"({', '.join(known_models())}) or a local Hugging Face model directory "
+            "(nothing is downloaded)"
         )
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)

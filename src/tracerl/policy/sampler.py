@@ -1,19 +1,30 @@
 """Batched token sampling with a KV cache, for the transformers backend.
 
 Contexts of different lengths are left-padded into one batch and prefilled together;
-decoding then feeds one token per live row. Rows that finish (a stop token or their
-own token budget) are dropped from the batch and the cache, so short turns do not pay
-for long ones. The log-probability recorded for each sampled token is under the
-distribution it was sampled from (logits / temperature, before top-p truncation),
-which is what the trainer recomputes (behaviour logprobs for importance ratios).
+decoding then feeds one token per live row. Rows that finish (a stop token, a completed
+stop string or their own token budget) are dropped from the batch and the cache, so
+short turns do not pay for long ones.
+
+Stop strings are found by decoding only the tail of each row: every token decodes to at
+least one byte, so the last `len(stop in bytes) + 2` tokens hold any stop string the
+newest token completed (the 2 spare tokens absorb a first token that decodes differently
+out of context, such as half a UTF-8 character). A string found there is new, since the
+row would have stopped on it a step earlier otherwise. Only rows whose newest token holds
+the last character of a stop string are decoded at all (a table over the vocabulary,
+made once per sampler), so the check costs almost nothing on most steps.
+
+The log-probability recorded for each sampled token is under the distribution it was
+sampled from (logits / temperature, before top-p truncation), which is what the trainer
+recomputes (behaviour logprobs for importance ratios).
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 
 import torch
-from transformers import DynamicCache, PreTrainedModel
+from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from tracerl.policy.sampling import Sample, SamplingParams
 
@@ -55,12 +66,48 @@ def cache_kwarg(model: PreTrainedModel) -> str:
     return "cache" if "cache" in params else "past_key_values"
 
 
-class TransformersSampler:
-    """The Sampler for a transformers causal LM (tracerl.policy.sampling.Sampler)."""
+class StopText:
+    """Which rows' decoded tails contain a stop string."""
 
-    def __init__(self, model: PreTrainedModel, pad_id: int, seed: int | None = None) -> None:
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, stops: Sequence[str]) -> None:
+        if not stops or not all(stops):
+            raise ValueError(f"stop strings must be non-empty, got {stops!r}")
+        self.stops = tuple(stops)
+        self.window = max(len(s.encode()) for s in self.stops) + 2
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is not None:  # the Rust decoder, without the Python wrapper's overhead
+            self._decode = lambda rows: backend.decode_batch(rows, skip_special_tokens=False)
+        else:
+            self._decode = lambda rows: tokenizer.batch_decode(
+                rows, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        # The token that completes a stop string holds its last character.
+        last = {s[-1] for s in self.stops}
+        pieces = self._decode([[i] for i in range(len(tokenizer))])
+        self.may_end = [any(c in p for c in last) for p in pieces]
+
+    def completed(self, rows: Sequence[Sequence[int]]) -> list[bool]:
+        """For each row (its ids so far), whether its newest token completed a stop."""
+        check = [i for i, r in enumerate(rows) if r[-1] < len(self.may_end)
+                 and self.may_end[r[-1]]]
+        done = [False] * len(rows)
+        texts = self._decode([list(rows[i][-self.window:]) for i in check]) if check else []
+        for i, text in zip(check, texts, strict=True):
+            done[i] = any(s in text for s in self.stops)
+        return done
+
+
+class TransformersSampler:
+    """The Sampler for a transformers causal LM (tracerl.policy.sampling.Sampler).
+
+    `tokenizer` is needed to stop at strings (`SamplingParams.stop_strings`).
+    """
+
+    def __init__(self, model: PreTrainedModel, pad_id: int, seed: int | None = None,
+                 tokenizer: PreTrainedTokenizerBase | None = None) -> None:
         self.model = model
         self.pad_id = pad_id
+        self.tokenizer = tokenizer
+        self._stop_text: dict[tuple[str, ...], StopText] = {}
         self.cache_arg = cache_kwarg(model)
         self.generator: torch.Generator | None = None
         if seed is not None:
@@ -69,11 +116,15 @@ class TransformersSampler:
     @torch.no_grad()
     def generate(self, contexts: list[list[int]], params: SamplingParams,
                  budgets: list[int] | None = None) -> list[Sample]:
-        """Continue each context until a stop id or its budget (default max_new_tokens)."""
+        """Continue each context until a stop id, a completed stop string or its budget
+        (default max_new_tokens)."""
         if not contexts:
             return []
         if any(not c for c in contexts):
             raise ValueError("every context needs at least one token")
+        if params.stop_strings and self.tokenizer is None:
+            raise ValueError("stop strings need the tokenizer: "
+                             "TransformersSampler(model, pad_id, tokenizer=...)")
         budgets = budgets or [params.max_new_tokens] * len(contexts)
         device = next(self.model.parameters()).device
         was_training = self.model.training
@@ -83,8 +134,28 @@ class TransformersSampler:
         finally:
             self.model.train(was_training)
 
+    def _stopped(self, rows: list[Sample], params: SamplingParams,
+                 stop_text: StopText | None) -> list[bool]:
+        """Whether each row's newest token ended its turn (and mark those rows)."""
+        hit = [s.ids[-1] in params.stop_ids for s in rows]
+        if stop_text is not None:
+            rest = [i for i, h in enumerate(hit) if not h]
+            for i, done in zip(rest, stop_text.completed([rows[i].ids for i in rest]),
+                               strict=True):
+                hit[i] = done
+        for s, h in zip(rows, hit, strict=True):
+            if h:
+                s.finish = "stop"
+        return hit
+
     def _decode(self, contexts: list[list[int]], params: SamplingParams, budgets: list[int],
                 device: torch.device) -> list[Sample]:
+        stop_text = None
+        if params.stop_strings and self.tokenizer is not None:
+            stop_text = self._stop_text.get(params.stop_strings)
+            if stop_text is None:
+                stop_text = StopText(self.tokenizer, params.stop_strings)
+                self._stop_text[params.stop_strings] = stop_text
         ids, mask = _left_pad(contexts, self.pad_id, device)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, T)
         cache = DynamicCache()
@@ -96,15 +167,13 @@ class TransformersSampler:
         pos = positions[:, -1:]  # (B, 1)
         while live:
             tokens, logps = _choose(logits, params, self.generator)
-            keep: list[int] = []
-            for r, (tok, lp) in enumerate(zip(tokens.tolist(), logps.tolist(), strict=True)):
-                s = samples[live[r]]
+            rows = [samples[i] for i in live]
+            for s, tok, lp in zip(rows, tokens.tolist(), logps.tolist(), strict=True):
                 s.ids.append(tok)
                 s.logprobs.append(lp)
-                if tok in params.stop_ids:
-                    s.finish = "stop"
-                elif len(s.ids) < budgets[live[r]]:
-                    keep.append(r)
+            stopped = self._stopped(rows, params, stop_text)
+            keep = [r for r, s in enumerate(rows)
+                    if not stopped[r] and len(s.ids) < budgets[live[r]]]
             if not keep:
                 break
             if len(keep) < len(live):

@@ -19,6 +19,10 @@ class SamplingParams:
     top_p: float = 1.0
     max_new_tokens: int = 128
     stop_ids: tuple[int, ...] = ()
+    """A sampled id in this set ends the turn (the fast path for one-token stops)."""
+    stop_strings: tuple[str, ...] = ()
+    """The turn ends once its decoded text contains one of these, however the model
+    tokenised it (`</tool_call>` is one token in some vocabularies, five in SmolLM2's)."""
 
     def __post_init__(self) -> None:
         if self.temperature < 0:
@@ -32,7 +36,8 @@ class SamplingParams:
 @dataclass
 class Sample:
     ids: list[int]
-    """The sampled token ids (the stop id included when the turn stopped on one)."""
+    """The sampled token ids; a turn that stopped ends with its stop id or with the token
+    that completed a stop string (which may carry text past the stop string)."""
     logprobs: list[float]
     """Behaviour log-probability of each sampled id (logits / temperature, before top-p)."""
     finish: Literal["stop", "length"]
@@ -44,6 +49,7 @@ class Sampler(Protocol):
 
     def generate(self, contexts: list[list[int]], params: SamplingParams,
                  budgets: list[int] | None = None) -> list[Sample]:
-        """Continue every context until a stop id or its own token budget
-        (`budgets[i]`, default `params.max_new_tokens`); one Sample per context, in order."""
+        """Continue every context until a stop id, a completed stop string or its own
+        token budget (`budgets[i]`, default `params.max_new_tokens`); one Sample per
+        context, in order."""
         ...

@@ -43,7 +43,9 @@ def character_vocab() -> list[str]:
     return ["\n", "\t"] + [chr(c) for c in range(32, 127)]
 
 
-def build_char_tokenizer() -> PreTrainedTokenizerFast:
+def build_char_tokenizer(tool_tokens: bool = True) -> PreTrainedTokenizerFast:
+    """The character tokenizer; without `tool_tokens`, `<tool_call>` and `</tool_call>`
+    are spelt in characters (a stop string of many tokens, as in most real vocabularies)."""
     vocab = {tok: i for i, tok in enumerate(SPECIAL + character_vocab())}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
     # Split into single characters (any character, newline included).
@@ -56,7 +58,8 @@ def build_char_tokenizer() -> PreTrainedTokenizerFast:
         eos_token=EOS,
         additional_special_tokens=[IM_START, IM_END],
     )
-    tok.add_tokens(ADDED)
+    if tool_tokens:
+        tok.add_tokens(ADDED)
     tok.chat_template = CHAT_TEMPLATE
     tok.model_max_length = 4096
     return tok

@@ -6,7 +6,7 @@ A failure inside one env or reward marks that trajectory `error` (and is counted
 the others go on.
 
 Token accounting per trajectory (token-in, token-out):
-    prompt_ids = template(task messages + generation prompt)
+    prompt_ids = template(reset messages + the env's tools + generation prompt)
     turn.action_ids = exactly the sampled ids (trained on)
     turn.observation_ids = template delta after the action (masked)
 """
@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from tracerl.envs.base import Env, EnvFactory, StepResult
+from tracerl.envs.base import Env, EnvFactory, StepResult, tool_schemas
 from tracerl.policy.sampling import Sample, Sampler, SamplingParams
 from tracerl.rewards.base import Reward
 from tracerl.rewards.compose import as_reward
@@ -79,7 +79,9 @@ class RolloutRunner:
     `config` is fixed for the runner's life; one call may sample a different group size
     or temperature (held-out evaluation, DPO pairs) by passing them to `run`.
     `guard_penalty` subtracts the guard's penalties (blocked or flagged tool calls) from
-    the outcome reward.
+    the outcome reward. A turn ends at one of `stop_ids` (the policy's one-token stops, a
+    fast path) or once its text completes one of the renderer's `stop_strings`, however
+    the model tokenised it.
     """
 
     def __init__(self, sampler: Sampler, renderer: ChatRenderer,
@@ -189,14 +191,16 @@ class RolloutRunner:
     async def _start(self, task: Task, group: int, sample: int, version: int) -> _Episode:
         env = self.env_factory()
         messages = await env.reset(task)
-        prompt = self.renderer.prompt_ids(messages)
+        tools = tool_schemas(env)
+        prompt = self.renderer.prompt_ids(messages, tools)
         traj = Trajectory(task=task, prompt_ids=prompt, group_index=group,
-                          sample_index=sample, policy_version=version)
+                          sample_index=sample, policy_version=version, tools=tools)
         return _Episode(env, traj, list(messages), list(prompt))
 
     async def _advance(self, live: list[_Episode], cfg: RolloutConfig) -> None:
         budgets = [min(cfg.max_turn_tokens, cfg.max_response_tokens - ep.used) for ep in live]
-        params = SamplingParams(cfg.temperature, cfg.top_p, cfg.max_turn_tokens, self.stop_ids)
+        params = SamplingParams(cfg.temperature, cfg.top_p, cfg.max_turn_tokens, self.stop_ids,
+                                self.renderer.stop_strings)
         t0 = time.perf_counter()
         samples = await asyncio.to_thread(
             self.sampler.generate, [ep.context for ep in live], params, budgets)
@@ -240,7 +244,7 @@ class RolloutRunner:
             if not result.terminated:
                 return  # no closing text: the conversation stops where the budget did
         obs = self.renderer.observation_ids(before, turn.action_text, ep.messages,
-                                            final=not ep.live)
+                                            final=not ep.live, tools=ep.trajectory.tools)
         turn.observation_ids = obs
         ep.context.extend(obs)
         if ep.live and ep.used >= cfg.max_response_tokens:

@@ -3,13 +3,19 @@
 This is the format Qwen-family chat templates use. Parsing never raises: a block that
 is not valid JSON, or not of the `{name, arguments}` shape, is returned as a
 `MalformedCall` so the env can answer with a readable error observation.
+
+`describe_tools` is the default tool prompt: the system text that tells a model whose
+chat template has no tool support (SmolLM2's ignores `tools=`) which tools exist and
+how to call them in this format.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tracerl.types import ToolCall
 
@@ -74,3 +80,18 @@ def format_tool_call(call: ToolCall) -> str:
     """The canonical text of a call, as demonstrations write it."""
     body = json.dumps({"name": call.name, "arguments": call.arguments})
     return f"{OPEN}{body}{CLOSE}"
+
+
+def describe_tools(schemas: Sequence[Mapping[str, Any]]) -> str:
+    """The default tool prompt for `schemas` (OpenAI function-calling JSON schemas),
+    worded like the Hermes / Qwen2.5 templates that models are tuned on."""
+    listing = "\n".join(json.dumps(s) for s in schemas)
+    return (
+        "# Tools\n\n"
+        "You may call one or more functions to assist with the user query.\n\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n"
+        f"<tools>\n{listing}\n</tools>\n\n"
+        "For each function call, return a json object with function name and arguments "
+        "within <tool_call></tool_call> XML tags:\n"
+        f'{OPEN}{{"name": <function-name>, "arguments": <args-json-object>}}{CLOSE}'
+    )

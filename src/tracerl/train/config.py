@@ -264,7 +264,8 @@ class TrainConfig:
     seed: int = 0
     """Seeds model init, data, sampling and splits."""
     model: str = "tiny"
-    """'tiny' (built-in, made locally) or a local Hugging Face model directory."""
+    """'tiny' (built-in, made locally), a pretrained model's name (smollm2-135m: built
+    once into the user's cache) or a local Hugging Face model directory."""
     device: str = "cpu"
     """Torch device: cpu, cuda, cuda:0, ..."""
     threads: int = 0

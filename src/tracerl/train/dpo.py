@@ -25,7 +25,7 @@ import torch
 
 from tracerl.algorithms.losses import dpo_loss
 from tracerl.envs.family import TaskFamily
-from tracerl.policy.model import STOP_TOKENS, Policy
+from tracerl.policy.model import Policy
 from tracerl.rollout.demos import trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutRunner
@@ -70,6 +70,15 @@ def _split(where: str, prompt: list[Message], conversation: list[Message]) -> li
     return rest
 
 
+def _trajectory(where: str, renderer: ChatRenderer, task: Task, prompt: list[Message],
+                conversation: list[Message]) -> Trajectory:
+    rest = _split(where, prompt, conversation)
+    try:
+        return trajectory_from_messages(renderer, task, prompt, rest)
+    except ValueError as e:  # e.g. an action that goes on past a stop string
+        raise ValueError(f"{where}: {e}") from e
+
+
 def pairs_from_jsonl(path: str | Path, renderer: ChatRenderer) -> list[Pair]:
     """Preference pairs from a JSONL file (format in the module docstring)."""
     pairs = []
@@ -87,10 +96,8 @@ def pairs_from_jsonl(path: str | Path, renderer: ChatRenderer) -> list[Pair]:
         if not prompt:
             raise ValueError(f"{where}: no prompt messages before the first assistant message")
         task = Task(id=f"pref-{where}", messages=tuple(prompt))
-        pairs.append(tuple(  # type: ignore[arg-type]
-            trajectory_from_messages(renderer, task, prompt,
-                                     _split(f"{where} {side}", prompt, conv), STOP_TOKENS)
-            for side, conv in (("chosen", chosen), ("rejected", rejected))))
+        pairs.append((_trajectory(f"{where} chosen", renderer, task, prompt, chosen),
+                      _trajectory(f"{where} rejected", renderer, task, prompt, rejected)))
     if not pairs:
         raise ValueError(f"{path}: no preference pairs")
     return pairs

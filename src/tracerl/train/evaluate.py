@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from tracerl.evals.passk import pass_at_k
 from tracerl.policy.model import load_policy
 from tracerl.policy.sampler import TransformersSampler
@@ -87,7 +89,8 @@ class CheckpointReport:
 
 
 def resolve(path: Path) -> tuple[Path, TrainConfig | None]:
-    """A run directory -> (its latest checkpoint, its config); a model dir -> (it, None)."""
+    """A run directory -> (its latest checkpoint, its config); a model directory or a
+    model name -> (it, None)."""
     if (path / "config.yaml").is_file() and (path / "checkpoints").is_dir():
         ckpt = latest_checkpoint(path)
         if ckpt is None:
@@ -99,12 +102,16 @@ def resolve(path: Path) -> tuple[Path, TrainConfig | None]:
 def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: int,
                         temperature: float, seed: int = 0) -> CheckpointReport:
     model_dir, run_config = resolve(Path(path))
-    base: dict[str, Any] = configlib.to_dict(run_config) if run_config else {}
+    # Without a run's config, the model evaluated is the one given (a directory or a
+    # name), so the family is built for it (tools described to a pretrained model).
+    base: dict[str, Any] = configlib.to_dict(run_config) if run_config else {"model": str(path)}
     cfg: TrainConfig = configlib.load(TrainConfig, None, overrides, base=base)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     policy = load_policy(model_dir, cfg.device)
     family = build_task_family(cfg)
-    runner = build_runner(cfg, policy, family,
-                          TransformersSampler(policy.model, policy.pad_id, seed=seed))
+    runner = build_runner(cfg, policy, family, TransformersSampler(
+        policy.model, policy.pad_id, seed=seed, tokenizer=policy.tokenizer))
     groups = runner.run(family.tasks("heldout", tasks, seed=seed), group_size=k,
                         temperature=temperature)
     trajs = [t for g in groups for t in g.trajectories]

@@ -22,10 +22,16 @@ from tracerl.train.configlib import ConfigError
 
 def build_task_family(config: TrainConfig) -> TaskFamily:
     """The configured family through the registry (every family gets the guard), with
-    its outcome reward replaced when `reward` names one."""
+    its outcome reward replaced when `reward` names one.
+
+    Tools are described to every model but the tiny policy: a pretrained model cannot
+    guess them, while tiny learns them from demonstrations and would only pay for the
+    longer prompt (a character per token).
+    """
     task = config.task
     guard = Guard(config.guard) if config.guard.enabled else None
-    context = FamilyContext(guard=guard, tool_timeout_s=task.tool_timeout_s)
+    context = FamilyContext(guard=guard, tool_timeout_s=task.tool_timeout_s,
+                            describe_tools=config.model != "tiny")
     try:
         family = build_family(task.family, task.section(), context)
         if not config.reward:
@@ -43,7 +49,8 @@ def build_runner(config: TrainConfig, policy: Policy, family: TaskFamily,
     `config.seed`; pass another Sampler (a served engine) to roll out elsewhere.
     """
     if sampler is None:
-        sampler = TransformersSampler(policy.model, policy.pad_id, seed=config.seed)
+        sampler = TransformersSampler(policy.model, policy.pad_id, seed=config.seed,
+                                      tokenizer=policy.tokenizer)
     return RolloutRunner(sampler, ChatRenderer(policy.tokenizer), policy.stop_ids,
                          family.make_env, family.reward, config.rl,
                          guard_penalty=config.guard.penalty)

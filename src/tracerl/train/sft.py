@@ -11,8 +11,8 @@ import torch
 
 from tracerl.algorithms.losses import sft_loss
 from tracerl.envs.family import TaskFamily
-from tracerl.policy.model import STOP_TOKENS, Policy
-from tracerl.rollout.demos import trajectory_from_messages
+from tracerl.policy.model import Policy
+from tracerl.rollout.demos import episode_openings, trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
 from tracerl.train.batch import collate, token_logprobs
 from tracerl.train.config import SFTConfig
@@ -30,14 +30,14 @@ class SFTStepMetrics:
 
 def demonstrations(family: TaskFamily, renderer: ChatRenderer, n: int,
                    seed: int) -> list[Trajectory]:
-    """`n` oracle trajectories on train-split tasks."""
+    """`n` oracle trajectories on train-split tasks, each starting from what a rollout
+    of the task starts from (the env's opening messages and the tools it describes)."""
     rng = random.Random(f"demos/{seed}")
-    out = []
-    for task in family.tasks("train", n, seed=seed + 10_000):
-        prompt = list(task.messages)
-        out.append(trajectory_from_messages(renderer, task, prompt,
-                                            family.demonstration(task, rng), STOP_TOKENS))
-    return out
+    tasks = family.tasks("train", n, seed=seed + 10_000)
+    return [trajectory_from_messages(renderer, task, prompt, family.demonstration(task, rng),
+                                     tools)
+            for task, (prompt, tools) in zip(tasks, episode_openings(family.make_env, tasks),
+                                             strict=True)]
 
 
 def cosine_lr(step: int, total: int, peak: float, warmup_frac: float = 0.05) -> float:

@@ -99,7 +99,7 @@ class Trainer:
         latest = ckpt.latest_checkpoint(self.run_dir) if resume else None
         self.policy = self._load_policy(latest, policy)
         self.sampler = TransformersSampler(self.policy.model, self.policy.pad_id,
-                                           seed=config.seed)
+                                           seed=config.seed, tokenizer=self.policy.tokenizer)
         if latest is not None:
             self.state, self.optimizer_state, rng = ckpt.load_trainer_state(latest)
             ckpt.set_rng_state(rng, self.sampler.generator)

