@@ -254,7 +254,10 @@ def serve() -> None:
 
     def reply(ok: bool) -> None:
         body = {"ok": ok, "done": done, "failures": tracer.failures + unreadable}
-        write_frame(out, json.dumps(body).encode())
+        try:
+            write_frame(out, json.dumps(body).encode())
+        except BrokenPipeError:  # the parent is gone (it crashed or was killed): the
+            pass                 # spans are already stored; nobody is left to answer
 
     while (frame := read_frame(inp)) is not None:
         try:  # e.g. a class defined in the parent's __main__, unknown here
