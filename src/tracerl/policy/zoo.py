@@ -33,9 +33,10 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 BUILD_INFO = "tracerl_build.json"
 
@@ -54,6 +55,9 @@ class ZooModel:
     """The pip extra that installs what the builder needs (`tracerl[<extra>]`)."""
     build: Callable[[Path], None]
     """Writes a complete model directory (config, weights, tokenizer) into the path."""
+    preset: Mapping[str, Any] = field(default_factory=dict)
+    """Config defaults for this model (dotted keys), chosen from measurements
+    (docs/benchmarks.md); a YAML file or key=value still overrides each."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,12 @@ MODELS: dict[str, ZooModel] = {
                  _build_smollm2_135m),
     )
 }
+
+
+def preset(model: str) -> Mapping[str, Any]:
+    """The config defaults of a named model ({} for tiny, a directory or an unknown name)."""
+    entry = MODELS.get(model)
+    return entry.preset if entry is not None else {}
 
 
 def known_models() -> list[str]:

@@ -7,6 +7,7 @@ family registry (tracerl.envs.registry).
 
 from __future__ import annotations
 
+import copy
 import logging
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Literal
@@ -15,6 +16,7 @@ from tracerl.algorithms.names import Advantage, KLEstimator, LossAgg, PolicyLoss
 from tracerl.envs.registry import families
 from tracerl.guard.config import GuardConfig
 from tracerl.policy.tiny import TinySpec
+from tracerl.policy.zoo import preset
 from tracerl.rollout.config import RolloutConfig
 
 log = logging.getLogger(__name__)
@@ -290,8 +292,9 @@ class TrainConfig:
 
     @staticmethod
     def upgrade_keys(data: dict[str, Any]) -> dict[str, Any]:
-        """Move keys of older configs (and older run directories) to where they live now."""
-        return upgrade_keys(data)
+        """Move keys of older configs (and older run directories) to where they live now,
+        and put the named model's preset under what the user set."""
+        return with_model_preset(upgrade_keys(data))
 
     def __post_init__(self) -> None:
         if not self.stages:
@@ -344,4 +347,21 @@ def upgrade_keys(data: dict[str, Any]) -> dict[str, Any]:
                                  "it no longer exists: use rl.advantage=dr_grpo")
             rl["advantage"] = "dr_grpo"
         log.warning("config key rl.std_normalize is gone: Dr.GRPO is rl.advantage=dr_grpo")
+    return out
+
+
+def with_model_preset(data: dict[str, Any]) -> dict[str, Any]:
+    """Defaults < the named model's preset (tracerl.policy.zoo) < YAML < key=value.
+
+    `data` holds only what the user (or a saved config.yaml) set, so every key of the
+    preset it does not mention is filled in; a saved run's config names every key and
+    is left as it was."""
+    out = copy.deepcopy(data)
+    for dotted, value in preset(str(data.get("model", "tiny"))).items():
+        node = out
+        *sections, key = dotted.split(".")
+        for name in sections:
+            node = node.setdefault(name, {})
+            node = node if isinstance(node, dict) else {}
+        node.setdefault(key, value)
     return out
