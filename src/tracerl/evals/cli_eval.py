@@ -98,7 +98,8 @@ def _report(report: EvalReport, args: argparse.Namespace, out: TextIO) -> None:
 def _is_checkpoint(args: argparse.Namespace) -> bool:
     path = Path(args.data)
     return not args.metric and path.is_dir() and (
-        (path / "config.json").is_file() or (path / "checkpoints").is_dir())
+        (path / "config.json").is_file() or (path / "checkpoints").is_dir()
+        or (path / "adapter_config.json").is_file())
 
 
 def _run_checkpoint(args: argparse.Namespace, out: TextIO) -> int:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from tracerl.algorithms.names import Advantage, KLEstimator, LossAgg, PolicyLoss
 from tracerl.envs.registry import families
 from tracerl.guard.config import GuardConfig
+from tracerl.policy.settings import LoraSettings, Precision
 from tracerl.policy.tiny import TinySpec
 from tracerl.rollout.config import RolloutConfig
 
@@ -248,9 +249,15 @@ class TrainConfig:
     """Torch device: cpu, cuda, cuda:0, ..."""
     threads: int = 0
     """Torch CPU threads (0 = torch's default)."""
+    dtype: Precision = "float32"
+    """Training precision: float32, bfloat16 (weights; for a frozen LoRA base) or
+    bf16-autocast (float32 weights, bfloat16 forward passes)."""
+    gradient_checkpointing: bool = False
+    """Recompute each block's activations in the backward pass (less memory, ~30% slower)."""
     stages: list[Stage] = field(default_factory=lambda: ["sft", "rl"])
     """Stages in order, each starting from the last one's weights."""
     tiny: TinySpec = field(default_factory=TinySpec)
+    lora: LoraSettings = field(default_factory=LoraSettings)
     task: TaskConfig = field(default_factory=TaskConfig)
     sft: SFTConfig = field(default_factory=SFTConfig)
     rl: RLConfig = field(default_factory=RLConfig)

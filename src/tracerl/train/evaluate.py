@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from tracerl.evals.passk import pass_at_k
-from tracerl.policy.model import load_policy
+from tracerl.policy.precision import weights_dtype
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train import configlib
-from tracerl.train.checkpoint import latest_checkpoint
+from tracerl.train.checkpoint import latest_checkpoint, load_checkpoint_policy
 from tracerl.train.config import TrainConfig
 from tracerl.train.runner import build_runner, build_task_family
 from tracerl.types import Task, Trajectory
@@ -101,7 +101,7 @@ def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: i
     model_dir, run_config = resolve(Path(path))
     base: dict[str, Any] = configlib.to_dict(run_config) if run_config else {}
     cfg: TrainConfig = configlib.load(TrainConfig, None, overrides, base=base)
-    policy = load_policy(model_dir, cfg.device)
+    policy = load_checkpoint_policy(model_dir, cfg.device, weights_dtype(cfg.dtype))
     family = build_task_family(cfg)
     runner = build_runner(cfg, policy, family,
                           TransformersSampler(policy.model, policy.pad_id, seed=seed))

@@ -6,7 +6,6 @@ algorithms live in tracerl.algorithms; a stage's step is a few calls into them.
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 import time
@@ -17,7 +16,9 @@ import numpy as np
 import torch
 import yaml
 
+from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.model import Policy, load_policy, write_tiny
+from tracerl.policy.precision import autocast_dtype, set_autocast, weights_dtype
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.trace.offload import OffloadedTracer
@@ -31,7 +32,9 @@ from tracerl.train.evaluate import EvalResult, evaluate_policy
 from tracerl.train.loggers import MetricsLog, progress_bar, read_metrics
 from tracerl.train.methods import check_methods, needs_reference
 from tracerl.train.metrics import RLStepMetrics
+from tracerl.train.model_setup import prepare_policy, start_stage
 from tracerl.train.plot import plot_curves
+from tracerl.train.reference import Reference
 from tracerl.train.rl_step import RLStep
 from tracerl.train.runner import build_runner, build_task_family
 from tracerl.train.sft import demonstrations, run_sft
@@ -96,13 +99,15 @@ class Trainer:
                                model_name=self.policy.name, guardrails=guardrail_records(t))
 
     def _load_policy(self, latest: Path | None) -> Policy:
-        device = self.cfg.device
+        device, dtype = self.cfg.device, weights_dtype(self.cfg.dtype)
         if latest is not None:
-            return load_policy(latest, device, name=self.cfg.model)
-        if self.cfg.model == "tiny":
+            policy = ckpt.load_checkpoint_policy(latest, device, dtype, name=self.cfg.model)
+        elif self.cfg.model == "tiny":
             path = write_tiny(self.run_dir / "init", self.cfg.tiny, self.cfg.seed)
-            return load_policy(path, device, name="tiny")
-        return load_policy(self.cfg.model, device)
+            policy = load_policy(path, device, dtype, name="tiny")
+        else:
+            policy = load_policy(self.cfg.model, device, dtype)
+        return prepare_policy(policy, self.cfg)
 
     def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> None:
         path = ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
@@ -117,6 +122,7 @@ class Trainer:
             self.bar = bar
             while self.state.stage_index < len(self.cfg.stages):
                 stage = self.cfg.stages[self.state.stage_index]
+                start_stage(self.policy, self.run_dir, self.state.stage_index)
                 {"sft": self._run_sft, "dpo": self._run_dpo, "rl": self._run_rl}[stage]()
                 self.state.stage_index += 1
                 self._checkpoint(None)
@@ -166,7 +172,8 @@ class Trainer:
         latest = ckpt.latest_checkpoint(self.run_dir)
         if self.state.rl_step > 0 and latest is not None:
             self.rl.load(latest)
-        optimizer = torch.optim.AdamW(self.policy.model.parameters(), lr=cfg.lr, weight_decay=0.0)
+        optimizer = torch.optim.AdamW(trainable_parameters(self.policy.model), lr=cfg.lr,
+                                      weight_decay=0.0)
         if self.optimizer_state is not None:
             optimizer.load_state_dict(self.optimizer_state)
             self.optimizer_state = None
@@ -188,11 +195,16 @@ class Trainer:
                 self._checkpoint(optimizer)
         self._evaluate(final=True)
 
-    def _reference(self) -> torch.nn.Module:
+    def _reference(self) -> Reference:
+        """The policy at the start of RL: the disabled adapter with LoRA; else a frozen copy
+        (on resume, the weights of the stage's first checkpoint)."""
         start = self.run_dir / "checkpoints" / f"stage{self.state.stage_index}-step000000"
-        if self.state.rl_step > 0 and start.is_dir():
-            return load_policy(start, self.cfg.device).model
-        return copy.deepcopy(self.policy.model)
+        if self.cfg.lora.enabled or self.state.rl_step == 0 or not start.is_dir():
+            return Reference.of(self.policy.model)
+        model = ckpt.load_checkpoint_policy(start, self.cfg.device,
+                                            weights_dtype(self.cfg.dtype)).model
+        set_autocast(model, autocast_dtype(self.cfg.dtype))
+        return Reference(model)
 
     def _rl_step(self, optimizer: torch.optim.Optimizer) -> RLStepMetrics:
         failures = self.tracer.failures if self.tracer is not None else None
