@@ -66,14 +66,14 @@ def apply_lora(policy: Policy, settings: LoraSettings) -> Policy:
     """The policy with a fresh adapter (B = 0: it starts as the base); base frozen."""
     config = LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
                         target_modules=list(settings.targets), task_type="CAUSAL_LM")
-    base = Path(policy.model.name_or_path)
+    name = policy.model.name_or_path  # "" for a model built in memory
     try:
         with _quiet():
             model = get_peft_model(policy.model, config)
     except ValueError as e:
         raise ValueError(f"lora.targets {list(settings.targets)}: {e}") from e
-    if base.is_dir():
-        _set_base(model, base.resolve())
+    if name and Path(name).is_dir():
+        _set_base(model, Path(name).resolve())
     return replace(policy, model=model)
 
 

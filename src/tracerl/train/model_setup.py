@@ -8,6 +8,7 @@ every stage it calls `start_stage`. SFT, DPO and RL need nothing else: they opti
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import torch
@@ -17,6 +18,8 @@ from tracerl.policy.model import Policy
 from tracerl.policy.precision import autocast_dtype, set_autocast
 from tracerl.train.config import TrainConfig
 
+log = logging.getLogger(__name__)
+
 
 def prepare_policy(policy: Policy, config: TrainConfig) -> Policy:
     """Gradient checkpointing, a fresh adapter when `lora.r` > 0 (unless the policy
@@ -25,6 +28,10 @@ def prepare_policy(policy: Policy, config: TrainConfig) -> Policy:
         enable_gradient_checkpointing(policy.model)
     if config.lora.enabled and not has_adapter(policy.model):
         policy = apply_lora(policy, config.lora)
+    if config.dtype == "bfloat16" and not config.lora.enabled:
+        log.warning("dtype=bfloat16 without LoRA trains bfloat16 weights: updates below "
+                    "their precision (~0.4%% of a weight) are lost; bf16-autocast keeps "
+                    "float32 weights")
     set_autocast(policy.model, autocast_dtype(config.dtype))
     return policy
 
