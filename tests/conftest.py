@@ -3,7 +3,9 @@ import pytest
 import torch
 from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
 
+from tracerl.policy.lora import apply_lora
 from tracerl.policy.model import Policy, TinySpec, load_policy, write_tiny
+from tracerl.policy.settings import LoraSettings
 from tracerl.policy.tokenizer import build_char_tokenizer
 
 # The test models are tiny: one thread is as fast as two and never oversubscribes the
@@ -94,3 +96,16 @@ def chat_tokenizer(request, tiny_policy, qwen_dir):
         raise KeyError(name)
 
     return get
+
+
+@pytest.fixture
+def lora_policy(fresh_tiny_policy) -> Policy:
+    """A tiny policy with a rank-4 adapter on q_proj and v_proj whose B matrices are
+    random (seeded), as if trained: the adapter changes the function."""
+    policy = apply_lora(fresh_tiny_policy, LoraSettings(r=4, targets=["q_proj", "v_proj"]))
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for name, p in policy.model.named_parameters():
+            if "lora_B" in name:
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
+    return policy

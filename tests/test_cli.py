@@ -132,6 +132,7 @@ def test_building_the_parser_imports_only_argparse_and_the_argument_module():
 
 @pytest.mark.parametrize("argv", [
     [], ["--help"], ["doctor", "--help"], ["eval", "--help"], ["traces", "--help"],
+    ["export", "--help"],
     ["traces", "export", "--help"], ["audit", "--help"], ["train", "--bogus"],
 ], ids=" ".join)
 def test_help_and_usage_errors_load_no_heavy_module(argv):
@@ -179,6 +180,9 @@ def _parsed(*argv: str) -> dict:
      {"reward": "m:r", "category": ["code", "math"], "timeout": 1.5, "json": True,
       "verbose": True}),
     (["doctor", "--json"], {"json": True, "module": "tracerl.sandbox.cli_doctor"}),
+    (["export", "runs/x"], {"run_dir": "runs/x", "out": None,
+                            "module": "tracerl.train.cli_export"}),
+    (["export", "runs/x", "--out", "m"], {"run_dir": "runs/x", "out": "m"}),
     (["traces", "list", "s", "--run", "r", "--step", "2", "--status", "done", "--tool", "t",
       "--min-reward", "0.5", "--max-reward", "1", "--limit", "3", "--runs", "--json"],
      {"traces_command": "list", "store": "s", "run": "r", "step": 2, "status": "done",

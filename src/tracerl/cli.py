@@ -1,4 +1,4 @@
-"""The `tracerl` command: train, eval, audit, doctor, traces.
+"""The `tracerl` command: train, export, eval, audit, doctor, traces.
 
 Start-up stays light: building the parser imports argparse and `tracerl.cli_args`
 (every subcommand's arguments) and nothing else. The module that implements a
@@ -52,6 +52,8 @@ class _Parser(argparse.ArgumentParser):
 COMMANDS = (
     ("train", "tracerl.train.cli_train", "train on a task family (SFT then GRPO by default)",
      cli_args.TRAIN_DESCRIPTION, cli_args.add_train_arguments, _train_epilog),
+    ("export", "tracerl.train.cli_export", "merge a run's LoRA adapter into a full model",
+     cli_args.EXPORT_DESCRIPTION, cli_args.add_export_arguments, None),
     ("eval", "tracerl.evals.cli_eval", "score a JSONL file or a trace store with metrics",
      cli_args.EVAL_DESCRIPTION, cli_args.add_eval_arguments, None),
     ("audit", "tracerl.rewards.cli_audit", "run known reward hacks against a reward",

@@ -49,6 +49,14 @@ Exit code 0 when no hack scored above 0, 1 when any did, 2 when REWARD is invali
 
 DOCTOR_DESCRIPTION = "Report which sandbox isolation layers work on this host."
 
+EXPORT_DESCRIPTION = """\
+Write a run's latest checkpoint as a full model directory: with LoRA the adapter is
+merged into its base. The result loads like any local model (model=DIR).
+
+    tracerl export runs/calc-lora                    # -> runs/calc-lora/export
+    tracerl export runs/calc-lora --out models/calc
+"""
+
 TRACES_DESCRIPTION = """\
 List, show and export the trajectories in a run's trace store.
 
@@ -102,6 +110,12 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds per test case for code_tests / per verification")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--verbose", action="store_true", help="list clean hacks too")
+
+
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", metavar="RUN_DIR",
+                        help="a run directory (its latest checkpoint) or a checkpoint directory")
+    parser.add_argument("--out", metavar="DIR", help="output directory (default RUN_DIR/export)")
 
 
 def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:

@@ -101,7 +101,8 @@ def _is_checkpoint(args: argparse.Namespace) -> bool:
     if not args.metric and args.data in MODELS and not path.exists():
         return True  # a pretrained model by name (tracerl.policy.zoo)
     return not args.metric and path.is_dir() and (
-        (path / "config.json").is_file() or (path / "checkpoints").is_dir())
+        (path / "config.json").is_file() or (path / "checkpoints").is_dir()
+        or (path / "adapter_config.json").is_file())
 
 
 def _run_checkpoint(args: argparse.Namespace, out: TextIO) -> int:

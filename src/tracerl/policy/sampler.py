@@ -61,8 +61,10 @@ def _left_pad(contexts: list[list[int]], pad_id: int, device: torch.device
 
 
 def cache_kwarg(model: PreTrainedModel) -> str:
-    """transformers >= 5.x names the KV-cache argument `cache`; older ones `past_key_values`."""
-    params = inspect.signature(model.forward).parameters
+    """transformers >= 5.x names the KV-cache argument `cache`; older ones `past_key_values`.
+    A peft (LoRA) model passes keyword arguments through to its base, which decides."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    params = inspect.signature(base.forward).parameters
     return "cache" if "cache" in params else "past_key_values"
 
 

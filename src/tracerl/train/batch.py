@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedModel
 
+from tracerl.policy.precision import autocast
 from tracerl.types import Trajectory
 
 
@@ -64,16 +66,50 @@ def collate(trajectories: Sequence[Trajectory], pad_id: int) -> TokenBatch:
     return TokenBatch(ids, attn, mask, old, adv)
 
 
+LOGPROB_CHUNK = 256
+"""Positions (over the whole batch) projected to the vocabulary at a time: 256 x 49,152
+float32 logits are 50 MB, against 400 MB for a batch of 8 x 256 at once."""
+
+
+def _chunk_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
+                    temperature: float) -> torch.Tensor:
+    """log p(target) for a chunk of positions: (N, H), (N,) -> (N,)."""
+    logits = head(hidden).float()  # (N, V)
+    if temperature not in (0.0, 1.0):
+        logits = logits / temperature
+    picked = logits.gather(-1, targets[:, None]).squeeze(-1)  # (N,)
+    return picked - torch.logsumexp(logits, dim=-1)  # (N,)
+
+
 def token_logprobs(model: PreTrainedModel, input_ids: torch.Tensor,
-                   attention_mask: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+                   attention_mask: torch.Tensor, temperature: float = 1.0,
+                   chunk: int = LOGPROB_CHUNK) -> torch.Tensor:
     """log p(token j+1 | tokens <= j) for every position; (B, L) -> (B, L-1).
 
     `temperature` divides the logits, matching the distribution the sampler drew from.
+    The decoder runs once; its hidden states are projected to the vocabulary `chunk`
+    positions at a time, and with gradients each chunk is recomputed in the backward
+    pass (torch.utils.checkpoint), so float32 logits never exist for the whole batch:
+    at most one chunk's. This assumes logits = lm_head(last hidden state), as in Llama,
+    Qwen, Mistral and SmolLM2 (no final soft-capping or logit scaling).
     """
-    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits  # (B, L, V)
-    logits = logits[:, :-1].float()  # (B, L-1, V)
-    if temperature not in (0.0, 1.0):
-        logits = logits / temperature
-    targets = input_ids[:, 1:]  # (B, L-1)
-    picked = logits.gather(-1, targets[..., None]).squeeze(-1)  # (B, L-1)
-    return picked - torch.logsumexp(logits, dim=-1)  # (B, L-1)
+    with autocast(model):
+        hidden = model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask,
+                                     use_cache=False).last_hidden_state  # (B, L, H)
+        head = model.get_output_embeddings()
+        b, length, width = hidden.shape
+        flat = hidden[:, :-1].reshape(-1, width)  # (B*(L-1), H)
+        targets = input_ids[:, 1:].reshape(-1)  # (B*(L-1),)
+        recompute = torch.is_grad_enabled() and (
+            flat.requires_grad or any(p.requires_grad for p in head.parameters()))
+        pieces = []
+        for start in range(0, flat.shape[0], chunk):
+            h, t = flat[start:start + chunk], targets[start:start + chunk]
+            if recompute:
+                pieces.append(checkpoint(_chunk_logprobs, head, h, t, temperature,
+                                         use_reentrant=False))
+            else:
+                pieces.append(_chunk_logprobs(head, h, t, temperature))
+    if not pieces:
+        return hidden.new_zeros((b, 0), dtype=torch.float32)
+    return torch.cat(pieces).view(b, length - 1)  # (B, L-1)

@@ -1,5 +1,8 @@
 """Atomic checkpoints: weights, tokenizer, optimizer and every RNG state.
 
+With LoRA a checkpoint holds the adapter only, naming its base directory
+(tracerl.policy.lora); `load_checkpoint_policy` reads either kind.
+
 A checkpoint is written into a temporary directory and renamed into place, then the
 `latest` pointer is replaced atomically; a run killed at any moment leaves either the
 previous checkpoint or the new one, never a half-written one.
@@ -17,7 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from tracerl.policy.model import Policy
+from tracerl.policy.lora import has_adapter, is_adapter_dir, load_adapter_policy, save_adapter
+from tracerl.policy.model import Policy, load_policy
 
 
 @dataclass
@@ -66,7 +70,10 @@ def save_checkpoint(run_dir: Path, policy: Policy, state: TrainerState,
     name = f"stage{state.stage_index}-step{state.rl_step:06d}"
     tmp = root / f".tmp-{name}"
     shutil.rmtree(tmp, ignore_errors=True)
-    policy.model.save_pretrained(str(tmp))
+    if has_adapter(policy.model):
+        save_adapter(policy.model, tmp, root=run_dir)  # type: ignore[arg-type]
+    else:
+        policy.model.save_pretrained(str(tmp))
     policy.tokenizer.save_pretrained(str(tmp))
     torch.save({"state": asdict(state), "optimizer": optimizer.state_dict() if optimizer else None,
                 "rng": rng}, tmp / "trainer_state.pt")
@@ -88,6 +95,14 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 def load_trainer_state(path: Path) -> tuple[TrainerState, dict[str, Any] | None, dict[str, Any]]:
     data = torch.load(path / "trainer_state.pt", weights_only=False)
     return TrainerState(**data["state"]), data["optimizer"], data["rng"]
+
+
+def load_checkpoint_policy(path: Path, device: str = "cpu", dtype: torch.dtype = torch.float32,
+                           name: str | None = None) -> Policy:
+    """A checkpoint's policy: a full model, or the adapter on the base it names."""
+    if is_adapter_dir(path):
+        return load_adapter_policy(path, device, dtype, name)
+    return load_policy(path, device, dtype, name)
 
 
 def _order(path: Path) -> tuple[int, int]:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from tracerl.algorithms.names import Advantage, KLEstimator, LossAgg, PolicyLoss
 from tracerl.envs.registry import families
 from tracerl.guard.config import GuardConfig
+from tracerl.policy.settings import LoraSettings, Precision
 from tracerl.policy.tiny import TinySpec
 from tracerl.policy.zoo import preset
 from tracerl.rollout.config import RolloutConfig
@@ -273,6 +274,11 @@ class TrainConfig:
     threads: int = 0
     """Torch CPU threads (0 = auto: the cores not already busy, at least 1; see
     docs/benchmarks.md "Threads")."""
+    dtype: Precision = "float32"
+    """Training precision: float32, bfloat16 (weights; for a frozen LoRA base) or
+    bf16-autocast (float32 weights, bfloat16 forward passes)."""
+    gradient_checkpointing: bool = False
+    """Recompute each block's activations in the backward pass (less memory, ~30% slower)."""
     reward: str = ""
     """Replace the family's outcome reward: code_tests, math_answer, or module:attribute
     naming a function of a Trajectory returning a float (None = could not judge) or a
@@ -280,6 +286,7 @@ class TrainConfig:
     stages: list[Stage] = field(default_factory=lambda: ["sft", "rl"])
     """Stages in order, each starting from the last one's weights."""
     tiny: TinySpec = field(default_factory=TinySpec)
+    lora: LoraSettings = field(default_factory=LoraSettings)
     task: TaskConfig = field(default_factory=TaskConfig)
     sft: SFTConfig = field(default_factory=SFTConfig)
     rl: RLConfig = field(default_factory=RLConfig)

@@ -3,7 +3,8 @@
 A preference pair is two trajectories for the same prompt. Their log-likelihoods are
 summed over action tokens only: observation tokens (tool results, template text) are
 the env's, not the policy's, so the loss mask of the TokenBatch is respected exactly as
-in SFT and RL. The reference is a frozen copy of the policy at the start of the stage.
+in SFT and RL. The reference is the policy at the start of the stage: a frozen copy, or
+with LoRA the policy with its adapter disabled (tracerl.train.reference).
 
 Pairs come from either
 - rollouts: sample `dpo.group_size` trajectories per train task and pair the best with
@@ -15,7 +16,6 @@ Pairs come from either
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -25,12 +25,14 @@ import torch
 
 from tracerl.algorithms.losses import dpo_loss
 from tracerl.envs.family import TaskFamily
+from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.model import Policy
 from tracerl.rollout.demos import trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import collate, token_logprobs
 from tracerl.train.config import DPOConfig, TrainConfig
+from tracerl.train.reference import Reference
 from tracerl.types import Group, Message, Task, Trajectory
 from tracerl.util.jsonl import json_lines
 
@@ -104,23 +106,27 @@ def pairs_from_jsonl(path: str | Path, renderer: ChatRenderer) -> list[Pair]:
 
 
 def sequence_logp(model: torch.nn.Module, trajectories: Sequence[Trajectory],
-                  pad_id: int) -> torch.Tensor:
-    """(B,) sum of log-probabilities over each trajectory's action tokens."""
+                  pad_id: int, ref: Reference | None = None) -> torch.Tensor:
+    """(B,) sum of log-probabilities over each trajectory's action tokens: under `model`,
+    or under the reference `ref` when given."""
     device = next(model.parameters()).device
     batch = collate(trajectories, pad_id).to(device)
-    logp = token_logprobs(model, batch.input_ids, batch.attention_mask)  # (B, L-1)
+    if ref is None:
+        logp = token_logprobs(model, batch.input_ids, batch.attention_mask)  # (B, L-1)
+    else:
+        logp = ref.logprobs(batch.input_ids, batch.attention_mask)  # (B, L-1)
     return (logp * batch.loss_mask).sum(-1)  # (B,)
 
 
 def train_dpo(policy: Policy, pairs: list[Pair], cfg: DPOConfig, seed: int,
               on_step: Callable[[int, dict[str, float]], None] | None = None
               ) -> list[dict[str, float]]:
-    """DPO against a frozen copy of the policy; returns per-step metrics."""
+    """DPO against the policy as it is now (the reference); returns per-step metrics."""
     if not pairs:
         raise ValueError("DPO needs at least one preference pair")
     model = policy.model
-    ref = copy.deepcopy(model).eval()
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    ref = Reference.of(model)
+    opt = torch.optim.AdamW(trainable_parameters(model), lr=cfg.lr, weight_decay=0.0)
     rng = random.Random(seed)
     history: list[dict[str, float]] = []
     model.train()
@@ -130,8 +136,7 @@ def train_dpo(policy: Policy, pairs: list[Pair], cfg: DPOConfig, seed: int,
         for b in range(0, len(order), cfg.batch_size):
             chunk = [pairs[i] for i in order[b:b + cfg.batch_size]]
             both = [c for c, _ in chunk] + [r for _, r in chunk]
-            with torch.no_grad():
-                ref_logp = sequence_logp(ref, both, policy.pad_id)  # (2P,)
+            ref_logp = sequence_logp(model, both, policy.pad_id, ref)  # (2P,)
             logp = sequence_logp(model, both, policy.pad_id)  # (2P,)
             p = len(chunk)
             loss, stats = dpo_loss(logp[:p], logp[p:], ref_logp[:p], ref_logp[p:], cfg.beta)

@@ -14,11 +14,11 @@ from typing import Any
 import torch
 
 from tracerl.evals.passk import pass_at_k
-from tracerl.policy.model import load_policy
+from tracerl.policy.precision import weights_dtype
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train import configlib
-from tracerl.train.checkpoint import latest_checkpoint
+from tracerl.train.checkpoint import latest_checkpoint, load_checkpoint_policy
 from tracerl.train.config import TrainConfig
 from tracerl.train.runner import build_runner, build_task_family
 from tracerl.types import Task, Trajectory
@@ -108,7 +108,7 @@ def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: i
     cfg: TrainConfig = configlib.load(TrainConfig, None, overrides, base=base)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    policy = load_policy(model_dir, cfg.device)
+    policy = load_checkpoint_policy(model_dir, cfg.device, weights_dtype(cfg.dtype))
     family = build_task_family(cfg)
     runner = build_runner(cfg, policy, family, TransformersSampler(
         policy.model, policy.pad_id, seed=seed, tokenizer=policy.tokenizer))

@@ -49,7 +49,8 @@ from tracerl.train.batch import TokenBatch, collate
 from tracerl.train.config import CreditConfig, TrainConfig
 from tracerl.train.estimators import CreditInputs
 from tracerl.train.methods import check_methods, estimator
-from tracerl.train.ppo import Critic, UpdateMetrics, logprobs_no_grad, ppo_update
+from tracerl.train.ppo import Critic, UpdateMetrics, ppo_update
+from tracerl.train.reference import Reference
 from tracerl.train.value import ValueModel
 from tracerl.types import Group, Status, Trajectory
 
@@ -108,12 +109,12 @@ def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
 
 class RLStep:
     def __init__(self, policy: Policy, config: TrainConfig, family: TaskFamily | None,
-                 runner: RolloutRunner, ref_model: torch.nn.Module | None = None) -> None:
+                 runner: RolloutRunner, ref: Reference | None = None) -> None:
         check_methods(config)
         self.policy = policy
         self.cfg = config
         self.family = family
-        self.ref_model = ref_model
+        self.ref = ref
         self.method = estimator(config.rl)
         self.evaluator = (make_evaluator(config.credit, family, runner)
                           if self.method.turn_rewards else None)
@@ -168,9 +169,9 @@ class RLStep:
         return rewards
 
     def _ref_logp(self, batch: TokenBatch) -> torch.Tensor | None:
-        if self.ref_model is None or self.cfg.rl.kl_coef <= 0:
+        if self.ref is None or self.cfg.rl.kl_coef <= 0:
             return None
-        return logprobs_no_grad(self.ref_model, batch, self.cfg.rl.temperature)
+        return self.ref.logprobs(batch.input_ids, batch.attention_mask, self.cfg.rl.temperature)
 
     def inputs(self, groups: list[Group], keep: list[Trajectory], batch: TokenBatch,
                ref_logp: torch.Tensor | None, step: int) -> CreditInputs:

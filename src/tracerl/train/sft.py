@@ -11,6 +11,7 @@ import torch
 
 from tracerl.algorithms.losses import sft_loss
 from tracerl.envs.family import TaskFamily
+from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.model import Policy
 from tracerl.rollout.demos import episode_openings, trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
@@ -53,7 +54,7 @@ def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
     """Train the policy on `demos` for `cfg.epochs`; returns per-step metrics."""
     model = policy.model
     device = next(model.parameters()).device
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    opt = torch.optim.AdamW(trainable_parameters(model), lr=cfg.lr, weight_decay=0.0)
     rng = random.Random(seed)
     steps_per_epoch = math.ceil(len(demos) / cfg.batch_size)
     total = steps_per_epoch * cfg.epochs

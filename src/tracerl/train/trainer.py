@@ -9,7 +9,6 @@ evaluation after step k is recorded at step k (step 0: before RL).
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 import time
@@ -20,7 +19,9 @@ import numpy as np
 import torch
 
 from tracerl.envs.family import TaskFamily
+from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.model import Policy, load_policy, write_tiny
+from tracerl.policy.precision import autocast_dtype, set_autocast, weights_dtype
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.trace.offload import OffloadedTracer
@@ -32,8 +33,10 @@ from tracerl.train.dpo import run_dpo_stage
 from tracerl.train.evaluate import EvalResult, evaluate_policy
 from tracerl.train.loggers import MetricsLog, read_metrics
 from tracerl.train.methods import check_methods, needs_reference
+from tracerl.train.model_setup import prepare_policy, start_stage
 from tracerl.train.plot import plot_curves
 from tracerl.train.progress import ProgressReporter
+from tracerl.train.reference import Reference
 from tracerl.train.rl_step import RLStep
 from tracerl.train.rundir import check_device, fresh_run_dir, write_config
 from tracerl.train.runner import build_runner, build_task_family
@@ -131,15 +134,18 @@ class Trainer:
             self.notes.append(warning)
 
     def _load_policy(self, latest: Path | None, given: Policy | None) -> Policy:
-        device = self.cfg.device
+        device, dtype = self.cfg.device, weights_dtype(self.cfg.dtype)
+        name = given.name if given is not None else self.cfg.model
         if latest is not None:
-            return load_policy(latest, device, name=given.name if given else self.cfg.model)
-        if given is not None:
-            return given
-        if self.cfg.model == "tiny":
+            policy = ckpt.load_checkpoint_policy(latest, device, dtype, name=name)
+        elif given is not None:
+            policy = given
+        elif self.cfg.model == "tiny":
             path = write_tiny(self.run_dir / "init", self.cfg.tiny, self.cfg.seed)
-            return load_policy(path, device, name="tiny")
-        return load_policy(self.cfg.model, device)
+            policy = load_policy(path, device, dtype, name="tiny")
+        else:
+            policy = load_policy(self.cfg.model, device, dtype)
+        return prepare_policy(policy, self.cfg)
 
     def _record_family(self, config: TrainConfig, family: TaskFamily) -> TrainConfig:
         """Record a family passed from Python as a reference `tracerl eval` can rebuild,
@@ -208,6 +214,7 @@ class Trainer:
     def _run_stages(self) -> None:
         stages = {"sft": self._run_sft, "dpo": self._run_dpo, "rl": self._run_rl}
         while self.state.stage_index < len(self.cfg.stages):
+            start_stage(self.policy, self.run_dir, self.state.stage_index)
             stages[self.cfg.stages[self.state.stage_index]]()
             self.state.stage_index += 1
             self._checkpoint(None)
@@ -279,7 +286,7 @@ class Trainer:
         latest = ckpt.latest_checkpoint(self.run_dir)
         if self.state.rl_step > 0 and latest is not None:
             self.rl.load(latest)
-        self.optimizer = torch.optim.AdamW(self.policy.model.parameters(), lr=cfg.lr,
+        self.optimizer = torch.optim.AdamW(trainable_parameters(self.policy.model), lr=cfg.lr,
                                            weight_decay=0.0)
         if self.optimizer_state is not None:
             self.optimizer.load_state_dict(self.optimizer_state)
@@ -304,11 +311,16 @@ class Trainer:
         bar.done()
         self._evaluate(final=True)
 
-    def _reference(self) -> torch.nn.Module:
+    def _reference(self) -> Reference:
+        """The policy at the start of RL: the disabled adapter with LoRA; else a frozen copy
+        (on resume, the weights of the stage's first checkpoint)."""
         start = self.run_dir / "checkpoints" / f"stage{self.state.stage_index}-step000000"
-        if self.state.rl_step > 0 and start.is_dir():
-            return load_policy(start, self.cfg.device).model
-        return copy.deepcopy(self.policy.model)
+        if self.cfg.lora.enabled or self.state.rl_step == 0 or not start.is_dir():
+            return Reference.of(self.policy.model)
+        model = ckpt.load_checkpoint_policy(start, self.cfg.device,
+                                            weights_dtype(self.cfg.dtype)).model
+        set_autocast(model, autocast_dtype(self.cfg.dtype))
+        return Reference(model)
 
     def _close(self) -> None:
         self.log.close()

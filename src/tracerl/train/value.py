@@ -7,6 +7,9 @@ critic has its own optimizer and learning rate. It starts from the policy's weig
 (after SFT, it already reads the task) with a zero-initialised head, so its first
 values are 0 and warm-up (`rl.critic_warmup`) lets it fit returns before the policy
 follows its advantages.
+
+With a LoRA policy the copy keeps the adapter layers (frozen base, trainable adapter), so
+the critic trains its own adapter and head; it follows the policy's autocast setting.
 """
 
 from __future__ import annotations
@@ -16,21 +19,25 @@ import copy
 import torch
 from transformers import PreTrainedModel
 
+from tracerl.policy.precision import autocast, model_autocast, set_autocast
+
 
 class ValueModel(torch.nn.Module):
     """V(state) at every position of a token sequence: (B, L) -> (B, L-1)."""
 
     def __init__(self, policy_model: PreTrainedModel) -> None:
         super().__init__()
-        self.backbone = copy.deepcopy(policy_model.base_model)
+        self.backbone = copy.deepcopy(policy_model.get_decoder())
         hidden = policy_model.config.hidden_size
         self.head = torch.nn.Linear(hidden, 1)
         torch.nn.init.zeros_(self.head.weight)
         torch.nn.init.zeros_(self.head.bias)
+        set_autocast(self, model_autocast(policy_model))
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Values aligned with TokenBatch columns: column j is the state that predicts
         token j+1 (the hidden state at position j)."""
-        hidden = self.backbone(input_ids=input_ids,
-                               attention_mask=attention_mask).last_hidden_state  # (B, L, H)
-        return self.head(hidden[:, :-1]).squeeze(-1).float()  # (B, L-1)
+        with autocast(self):
+            hidden = self.backbone(input_ids=input_ids, attention_mask=attention_mask,
+                                   use_cache=False).last_hidden_state  # (B, L, H)
+        return self.head(hidden[:, :-1].float()).squeeze(-1)  # (B, L-1)
