@@ -76,7 +76,9 @@ def test_resume_continues_the_wandb_and_mlflow_runs(tmp_path, monkeypatch, caplo
 
     first = session(None, [1, 2])
     assert session(1, [2, 3]) == first
-    assert len(list(run_dir.glob(f"wandb/offline-run-*-{first[0]}"))) == 2
+    # both sessions wrote under the same run id (W&B names the folder by the second it
+    # started, so two sessions within one second share a folder)
+    assert list(run_dir.glob(f"wandb/offline-run-*-{first[0]}"))
     client = MlflowClient(tracking_uri=store)
     history = client.get_metric_history(first[1], "rl/loss")
     assert sorted(m.step for m in history) == [1, 2, 2, 3]
