@@ -253,7 +253,8 @@ class TrainConfig:
     """Training precision: float32, bfloat16 (weights; for a frozen LoRA base) or
     bf16-autocast (float32 weights, bfloat16 forward passes)."""
     gradient_checkpointing: bool = False
-    """Recompute each block's activations in the backward pass (less memory, ~30% slower)."""
+    """Recompute each block's activations in the backward pass (less memory, one more
+    forward pass of the blocks per update)."""
     stages: list[Stage] = field(default_factory=lambda: ["sft", "rl"])
     """Stages in order, each starting from the last one's weights."""
     tiny: TinySpec = field(default_factory=TinySpec)
