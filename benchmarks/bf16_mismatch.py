@@ -13,6 +13,7 @@ distributions are peaked like a trained model's rather than near-uniform. The ra
 exp(delta) is what PPO clips and what `rl.tis_cap` truncates.
 
     python benchmarks/bf16_mismatch.py [--sft-steps 150] [--tasks 16] [key=value ...]
+    python benchmarks/bf16_mismatch.py --model RUN_DIR_OR_MODEL   # as it is, no SFT
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ from pathlib import Path
 
 import torch
 
+from tracerl.policy.lora import has_adapter, merge_adapter
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.precision import set_autocast
 from tracerl.rollout.render import ChatRenderer
 from tracerl.train import configlib
 from tracerl.train.batch import collate, token_logprobs
+from tracerl.train.checkpoint import load_checkpoint_policy
 from tracerl.train.config import TrainConfig
+from tracerl.train.evaluate import resolve
 from tracerl.train.runner import build_runner, build_task_family
 from tracerl.train.sft import demonstrations, run_sft
 
@@ -60,17 +64,25 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sft-steps", type=int, default=150)
     ap.add_argument("--tasks", type=int, default=16)
+    ap.add_argument("--model", help="a run directory (latest checkpoint) or model directory")
     ap.add_argument("overrides", nargs="*")
     args = ap.parse_args()
     cfg: TrainConfig = configlib.load(TrainConfig, None, [
         f"sft.demos={args.sft_steps * 16}", "sft.batch_size=16", *args.overrides])
     torch.manual_seed(cfg.seed)
-    policy = load_policy(write_tiny(Path(tempfile.mkdtemp()) / "tiny", cfg.tiny, cfg.seed))
     family = build_task_family(cfg)
-    demos = demonstrations(family, ChatRenderer(policy.tokenizer), cfg.sft.demos, cfg.seed)
-    final = run_sft(policy, demos, cfg.sft, cfg.seed)[-1]
-    print(f"tiny policy after {final.step} SFT steps (loss {final.loss:.3f}); "
-          f"{args.tasks} calc tasks x G={cfg.rl.group_size}, temperature {cfg.rl.temperature}")
+    if args.model:
+        policy = load_checkpoint_policy(resolve(Path(args.model))[0])
+        if has_adapter(policy.model):
+            policy = merge_adapter(policy)
+        print(f"{args.model} as it is", end="; ")
+    else:
+        policy = load_policy(write_tiny(Path(tempfile.mkdtemp()) / "tiny", cfg.tiny, cfg.seed))
+        demos = demonstrations(family, ChatRenderer(policy.tokenizer), cfg.sft.demos, cfg.seed)
+        final = run_sft(policy, demos, cfg.sft, cfg.seed)[-1]
+        print(f"tiny policy after {final.step} SFT steps (loss {final.loss:.3f})", end="; ")
+    print(f"{args.tasks} {family.name} tasks x G={cfg.rl.group_size}, "
+          f"temperature {cfg.rl.temperature}")
     tasks = family.tasks("heldout", args.tasks, seed=cfg.seed)
     print(f"{'trainer':15} {'tokens':>7} {'mean |d|':>10} {'p99 |d|':>10} {'max |d|':>10} "
           f"{'|r-1|>0.2':>11}")

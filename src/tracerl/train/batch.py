@@ -66,9 +66,9 @@ def collate(trajectories: Sequence[Trajectory], pad_id: int) -> TokenBatch:
     return TokenBatch(ids, attn, mask, old, adv)
 
 
-LOGPROB_CHUNK = 256
-"""Positions (over the whole batch) projected to the vocabulary at a time: 256 x 49,152
-float32 logits are 50 MB, against 400 MB for a batch of 8 x 256 at once."""
+LOGITS_PER_CHUNK = 256 * 49_152
+"""Logits computed at a time: 256 positions of SmolLM2's vocabulary, 50 MB of float32
+(a batch of 8 x 256 at once is 400 MB). A small vocabulary fits the batch in one chunk."""
 
 
 def _chunk_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
@@ -83,14 +83,15 @@ def _chunk_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.
 
 def token_logprobs(model: PreTrainedModel, input_ids: torch.Tensor,
                    attention_mask: torch.Tensor, temperature: float = 1.0,
-                   chunk: int = LOGPROB_CHUNK) -> torch.Tensor:
+                   chunk: int | None = None) -> torch.Tensor:
     """log p(token j+1 | tokens <= j) for every position; (B, L) -> (B, L-1).
 
     `temperature` divides the logits, matching the distribution the sampler drew from.
     The decoder runs once; its hidden states are projected to the vocabulary `chunk`
-    positions at a time, and with gradients each chunk is recomputed in the backward
-    pass (torch.utils.checkpoint), so float32 logits never exist for the whole batch:
-    at most one chunk's. This assumes logits = lm_head(last hidden state), as in Llama,
+    positions of the flattened batch at a time (default: LOGITS_PER_CHUNK // vocabulary
+    size), and with gradients and more than one chunk each chunk is recomputed in the
+    backward pass (torch.utils.checkpoint), so float32 logits never exist for the whole
+    batch: at most one chunk's. This assumes logits = lm_head(last hidden state), as in Llama,
     Qwen, Mistral and SmolLM2 (no final soft-capping or logit scaling).
     """
     with autocast(model):
@@ -100,7 +101,8 @@ def token_logprobs(model: PreTrainedModel, input_ids: torch.Tensor,
         b, length, width = hidden.shape
         flat = hidden[:, :-1].reshape(-1, width)  # (B*(L-1), H)
         targets = input_ids[:, 1:].reshape(-1)  # (B*(L-1),)
-        recompute = torch.is_grad_enabled() and (
+        chunk = chunk or max(1, LOGITS_PER_CHUNK // head.weight.shape[0])
+        recompute = flat.shape[0] > chunk and torch.is_grad_enabled() and (
             flat.requires_grad or any(p.requires_grad for p in head.parameters()))
         pieces = []
         for start in range(0, flat.shape[0], chunk):

@@ -278,7 +278,8 @@ class TrainConfig:
     """Training precision: float32, bfloat16 (weights; for a frozen LoRA base) or
     bf16-autocast (float32 weights, bfloat16 forward passes)."""
     gradient_checkpointing: bool = False
-    """Recompute each block's activations in the backward pass (less memory, ~30% slower)."""
+    """Recompute each block's activations in the backward pass (less memory, one more
+    forward pass of the blocks per update)."""
     reward: str = ""
     """Replace the family's outcome reward: code_tests, math_answer, or module:attribute
     naming a function of a Trajectory returning a float (None = could not judge) or a
