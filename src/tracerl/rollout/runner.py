@@ -5,6 +5,13 @@ samples the next action of every live trajectory, then every env steps concurren
 A failure inside one env or reward marks that trajectory `error` (and is counted);
 the others go on.
 
+The sampler runs on the event loop's own thread. Sampling and env steps alternate, so a
+worker thread (asyncio.to_thread) bought no overlap, and it cost: torch's thread settings
+(`threads=N`, torch.set_num_threads) are per OS thread for OpenMP, so a fresh worker
+thread per rollout batch sampled with the default team size (2 threads under
+`threads=1`) and its own spinning OpenMP team beside the trainer's. Measured in
+docs/benchmarks.md, "Sampling throughput".
+
 Token accounting per trajectory (token-in, token-out):
     prompt_ids = template(task messages + generation prompt)
     turn.action_ids = exactly the sampled ids (trained on)
@@ -198,8 +205,8 @@ class RolloutRunner:
         budgets = [min(cfg.max_turn_tokens, cfg.max_response_tokens - ep.used) for ep in live]
         params = SamplingParams(cfg.temperature, cfg.top_p, cfg.max_turn_tokens, self.stop_ids)
         t0 = time.perf_counter()
-        samples = await asyncio.to_thread(
-            self.sampler.generate, [ep.context for ep in live], params, budgets)
+        # On this thread, not asyncio.to_thread: see the module docstring.
+        samples = self.sampler.generate([ep.context for ep in live], params, budgets)
         self.stats.sample_seconds += time.perf_counter() - t0
         t0 = time.perf_counter()
         await asyncio.gather(*(self._step(ep, s, cfg)
