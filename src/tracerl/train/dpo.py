@@ -31,6 +31,7 @@ from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import collate, token_logprobs
 from tracerl.train.config import DPOConfig, TrainConfig
+from tracerl.train.optim import adamw
 from tracerl.types import Group, Message, Task, Trajectory
 from tracerl.util.jsonl import json_lines
 
@@ -113,7 +114,7 @@ def train_dpo(policy: Policy, pairs: list[Pair], cfg: DPOConfig, seed: int,
         raise ValueError("DPO needs at least one preference pair")
     model = policy.model
     ref = copy.deepcopy(model).eval()
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    opt = adamw(model.parameters(), cfg.lr)
     rng = random.Random(seed)
     history: list[dict[str, float]] = []
     model.train()

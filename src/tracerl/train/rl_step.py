@@ -49,6 +49,7 @@ from tracerl.train.batch import TokenBatch, collate
 from tracerl.train.config import CreditConfig, TrainConfig
 from tracerl.train.estimators import CreditInputs
 from tracerl.train.methods import check_methods, estimator
+from tracerl.train.optim import adamw
 from tracerl.train.ppo import Critic, UpdateMetrics, logprobs_no_grad, ppo_update
 from tracerl.train.value import ValueModel
 from tracerl.types import Group, Status, Trajectory
@@ -124,8 +125,7 @@ class RLStep:
         if self.method.critic:
             device = next(policy.model.parameters()).device
             self.critic = ValueModel(policy.model).to(device)
-            self.critic_opt = torch.optim.AdamW(self.critic.parameters(), lr=config.rl.critic_lr,
-                                                weight_decay=0.0)
+            self.critic_opt = adamw(self.critic.parameters(), config.rl.critic_lr)
 
     # -- checkpoints -------------------------------------------------------------------
     def save(self, checkpoint_dir: Path) -> None:
