@@ -16,8 +16,9 @@ first. The first step of each side (warm-up) is excluded.
 
     python benchmarks/peer_trl.py [--steps 6] [--threads N] [--model DIR] [--only tiny|real]
 
-After the pair, the update's forward + backward is timed with log-probs from logits over
-the whole sequence (tracerl) and over the completion positions only (what TRL asks for).
+After the pair, the update's forward + backward is timed three ways (update_variants):
+logits over the whole sequence (tracerl), over the completion only (TRL on GPUs), and
+each group's prompt run once (a proposal).
 
 Models: a tiny Qwen2 built locally (benchmarks/local_models.py) and SmolLM2-135M when its
 directory exists (default ~/.cache/tracerl/models/smollm2-135m; --model DIR).
@@ -117,7 +118,7 @@ class TracerlSide:
 
 
 def run_pair(path: Path, s: Setting, steps: int, seed: int, out: Path,
-             logits_reps: int) -> tuple[float, float]:
+             update_reps: int) -> tuple[float, float]:
     """Interleaved TRL and tracerl steps; returns (tracerl, trl) completions per second."""
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback, TrainerCallback
@@ -165,48 +166,105 @@ def run_pair(path: Path, s: Setting, steps: int, seed: int, out: Path,
     print(f"  tracerl        : {ours_s:6.2f} s/step  {n / ours_s:7.2f} completions/s  "
           f"(mean completion {ours_len:.1f} tokens; steps "
           f"{' '.join(f'{x:.2f}' for x in ours.seconds)})")
-    if logits_reps:
-        logits_cost(ours, logits_reps)
+    if update_reps:
+        update_variants(ours, update_reps)
     return n / ours_s, n / trl_s
 
 
-def logits_cost(side: TracerlSide, reps: int) -> None:
-    """Forward + backward of the update on one rollout batch: log-probs from logits over
-    the whole sequence (tracerl's token_logprobs) against logits on the completion
-    positions only (transformers' logits_to_keep, as TRL requests them), interleaved."""
+def update_variants(side: TracerlSide, reps: int) -> None:
+    """Forward + backward of the update's log-probs on one rollout batch, three ways
+    (interleaved; the same loss, token-mean over the completion tokens):
+      whole sequence     tracerl's token_logprobs: logits at every position;
+      completion only    logits at the completion positions only (transformers'
+                         logits_to_keep, which TRL asks for on GPUs);
+      prompt once/group  each group's shared prompt run once, its KV cache (with grad)
+                         repeated for the group's samples, then the completions: a
+                         proposal for train/batch.py, not what tracerl does today.
+    """
     model = side.policy.model
     trajs = [t for g in side.runner.run(side.family.tasks("train", side.cfg.rl.tasks_per_step, 0))
              for t in g.trajectories]
     batch = collate(trajs, side.policy.pad_id)
-    keep = batch.input_ids.shape[1] - min(len(t.prompt_ids) for t in trajs) + 1
+    width = batch.input_ids.shape[1]
+    keep = width - min(len(t.prompt_ids) for t in trajs) + 1
+    shared = SharedPrompt(trajs, side.policy.pad_id)
 
-    def full() -> torch.Tensor:
-        return token_logprobs(model, batch.input_ids, batch.attention_mask)
+    def whole() -> torch.Tensor:
+        return token_logprobs(model, batch.input_ids, batch.attention_mask) * batch.loss_mask
 
     def completion_only() -> torch.Tensor:
         logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                        logits_to_keep=keep).logits[:, :-1].float()  # (B, K-1, V)
         targets = batch.input_ids[:, -keep + 1:]  # (B, K-1)
         picked = logits.gather(-1, targets[..., None]).squeeze(-1)
-        return picked - torch.logsumexp(logits, dim=-1)  # (B, K-1)
+        return (picked - torch.logsumexp(logits, dim=-1)) * batch.loss_mask[:, -keep + 1:]
 
-    times: dict[str, list[float]] = {"whole sequence": [], "completion only": []}
-    mask = batch.loss_mask
+    fns = {"whole sequence": whole, "completion only": completion_only,
+           "prompt once per group": lambda: shared.logprobs(model)}
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    tokens = batch.loss_mask.sum()
     model.train()
     for r in range(reps + 1):
-        for name, fn in (list(times.items()) if r % 2 else list(times.items())[::-1]):
+        for name in list(fns) if r % 2 else list(fns)[::-1]:
             t0 = time.perf_counter()
-            logp = (full if name == "whole sequence" else completion_only)()
-            m = mask[:, -logp.shape[1]:]
-            (-(logp * m).sum() / m.sum()).backward()
+            (-fns[name]().sum() / tokens).backward()
             model.zero_grad(set_to_none=True)
             if r:
-                fn.append(time.perf_counter() - t0)
-    width = batch.input_ids.shape[1]
-    whole, only = (statistics.median(v) for v in times.values())
-    print(f"  update forward+backward, {len(trajs)} x {width} tokens: whole-sequence logits "
-          f"{whole:.3f} s, completion positions only ({keep - 1} of {width - 1}) {only:.3f} s "
-          f"-> {100 * (whole - only) / whole:.0f}% of it is logits off the completion")
+                times[name].append(time.perf_counter() - t0)
+    base = statistics.median(times["whole sequence"])
+    print(f"  update forward+backward on {len(trajs)} x {width} tokens ({len(shared.prompts)} "
+          f"prompts of <= {shared.prompt_ids.shape[1]} tokens), median of {reps}:")
+    for name, ts in times.items():
+        t = statistics.median(ts)
+        print(f"    {name:22s} {t:7.3f} s  ({base / t:.2f}x)")
+    with torch.no_grad():  # the proposal computes the same numbers
+        w, ref = whole(), torch.zeros_like(shared.loss_mask)  # (B, L-1), (B, C)
+        for i, t in enumerate(trajs):
+            row = w[i, len(t.prompt_ids) - 1:][:ref.shape[1]]
+            ref[i, :len(row)] = row
+        diff = (ref - shared.logprobs(model)).abs().max()
+    print(f"    prompt once per group vs whole sequence: max |log-prob difference| {diff:.1e}")
+
+
+class SharedPrompt:
+    """A batch split into its distinct prompts (left-padded) and every sample's response
+    (right-padded), for computing the log-probs with each prompt run once."""
+
+    def __init__(self, trajs: list[Trajectory], pad: int) -> None:
+        index: dict[tuple[int, ...], int] = {}
+        self.group = torch.tensor([index.setdefault(tuple(t.prompt_ids), len(index))
+                                   for t in trajs])  # (B,) row -> its prompt
+        self.prompts = list(index)
+        self.prompt_ids, self.prompt_mask = _pad([list(p) for p in self.prompts], pad, left=True)
+        self.response_ids, self.response_mask = _pad([t.response_ids() for t in trajs], pad)
+        self.loss_mask = _pad([t.loss_mask() for t in trajs], 0)[0].float()  # (B, C)
+
+    def logprobs(self, model) -> torch.Tensor:
+        """(B, C) log-probs of the response tokens, times the loss mask."""
+        pmask, g = self.prompt_mask, self.group
+        out = model(input_ids=self.prompt_ids, attention_mask=pmask,
+                    position_ids=(pmask.cumsum(-1) - 1).clamp(min=0), use_cache=True)
+        cache = out.past_key_values
+        for layer in cache.layers:  # (U, h, P, d) -> (B, h, P, d), gradients flow back
+            layer.keys, layer.values = layer.keys[g], layer.values[g]
+        c = self.response_ids.shape[1]
+        positions = pmask.sum(-1)[g][:, None] + torch.arange(c)[None]  # (B, C)
+        out2 = model(input_ids=self.response_ids, position_ids=positions, cache=cache,
+                     attention_mask=torch.cat([pmask[g], self.response_mask], 1), use_cache=True)
+        logits = torch.cat([out.logits[:, -1:][g], out2.logits[:, :-1]], 1).float()  # (B, C, V)
+        picked = logits.gather(-1, self.response_ids[..., None]).squeeze(-1)  # (B, C)
+        return (picked - torch.logsumexp(logits, dim=-1)) * self.loss_mask
+
+
+def _pad(rows: list[list[int]], pad: int, left: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        cols = slice(width - len(r), width) if left else slice(0, len(r))
+        ids[i, cols] = torch.tensor(r)
+        mask[i, cols] = 1
+    return ids, mask
 
 
 def main() -> None:
@@ -215,8 +273,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=6, help="steps per side (the first excluded)")
     ap.add_argument("--threads", type=int, default=0,
                     help="torch threads on both sides (0: tracerl's automatic choice)")
-    ap.add_argument("--logits-reps", type=int, default=3,
-                    help="repetitions of the whole-sequence vs completion logits probe (0: off)")
+    ap.add_argument("--update-reps", type=int, default=3,
+                    help="repetitions of the update log-prob variants probe (0: off)")
     ap.add_argument("--model", help="the real model's directory (default: tracerl's smollm2-135m)")
     ap.add_argument("--only", choices=["tiny", "real"])
     ap.add_argument("--tasks", type=int, help="prompts per step (default per model)")
@@ -242,7 +300,7 @@ def main() -> None:
         s = Setting(args.tasks or d.tasks, args.group or d.group, args.tokens or d.tokens, d.lr)
         print(f"{name}: {s.tasks} prompts x G={s.group}, <= {s.tokens} completion tokens, "
               f"{args.steps} steps per side (first excluded)")
-        ours, trl = run_pair(path, s, args.steps, args.seed, tmp / name, args.logits_reps)
+        ours, trl = run_pair(path, s, args.steps, args.seed, tmp / name, args.update_reps)
         ratio = ours / trl
         print(f"  {name} tracerl/trl completions per second: {ratio:.2f}x")
     print(f"load average at end {os.getloadavg()[0]:.2f}")
