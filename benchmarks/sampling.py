@@ -6,11 +6,13 @@ the two samplers alternate call by call (which one goes first alternates too) so
 in machine load hits both alike. Tokens count up to and including the first stop id;
 `generate` keeps finished rows in the batch as padding, ours drops them.
 
-The last section times where the rollout runner calls the sampler: on the event loop's
-thread (now) or in a fresh worker thread per rollout batch (`asyncio.to_thread` inside
-`asyncio.run`, as it did before), same contexts, alternating.
+Two more sections (fp32): where the rollout runner calls the sampler, on the event
+loop's thread (now) or in a fresh worker thread per rollout batch (`asyncio.to_thread`
+inside `asyncio.run`, as it did before); and the cost of the sampler's prefill asking
+for logits at every prompt position instead of the last one.
 
     python benchmarks/sampling.py [--reps 3] [--tokens 32] [--threads N] [--model DIR]
+                                  [--only tiny|real] [--sections compare runner prefill]
 
 Models: a tiny Qwen2 built locally (benchmarks/local_models.py) and SmolLM2-135M when its
 directory exists (default ~/.cache/tracerl/models/smollm2-135m; --model DIR).
@@ -32,7 +34,7 @@ import torch
 from local_models import absent, model_dirs
 
 from tracerl.policy.model import Policy, load_policy
-from tracerl.policy.sampler import TransformersSampler
+from tracerl.policy.sampler import TransformersSampler, _left_pad
 from tracerl.policy.sampling import SamplingParams
 from tracerl.rollout.render import ChatRenderer
 from tracerl.train.threads import choose_threads
@@ -111,6 +113,22 @@ def where_the_runner_samples(policy: Policy, batch: int, max_new: int, reps: int
           f"{rate['loop'] / rate['thread']:.2f}x")
 
 
+def prefill_logits(policy: Policy, batch: int, reps: int) -> None:
+    """The prefill forward with logits at every prompt position (what the sampler asks
+    for) against the last position only (transformers' logits_to_keep=1, as generate)."""
+    ids, mask = _left_pad(contexts(policy, batch), policy.pad_id, torch.device("cpu"))
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+
+    def prefill(**kw) -> int:
+        with torch.no_grad():
+            policy.model(input_ids=ids, attention_mask=mask, position_ids=positions, **kw)
+        return 1
+
+    rate = alternate({"all": prefill, "last": lambda: prefill(logits_to_keep=1)}, reps)
+    print(f"  prefill, batch {batch} x {ids.shape[1]} tokens: logits at every position "
+          f"{1 / rate['all']:.3f} s, at the last only {1 / rate['last']:.3f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -120,6 +138,8 @@ def main() -> None:
     ap.add_argument("--model", help="the real model's directory (default: tracerl's smollm2-135m)")
     ap.add_argument("--batches", type=int, nargs="+", default=[8, 32])
     ap.add_argument("--only", choices=["tiny", "real"])
+    ap.add_argument("--sections", nargs="+", default=["compare", "runner", "prefill"],
+                    choices=["compare", "runner", "prefill"])
     args = ap.parse_args()
     torch.set_num_threads(choose_threads(args.threads).threads)
     warnings.filterwarnings("ignore")
@@ -134,12 +154,18 @@ def main() -> None:
             print(f"{name}: {absent(args.model)}")
             continue
         for dtype in (torch.float32, torch.bfloat16):
+            if dtype is torch.bfloat16 and "compare" not in args.sections:
+                continue  # the other sections run in fp32 only
             policy = load_policy(path, dtype=dtype)
             print(f"  {name} {str(dtype).removeprefix('torch.')} "
                   f"({policy.num_parameters() / 1e6:.1f}M parameters)")
-            ratios += [compare(policy, b, args.tokens, args.reps) for b in args.batches]
-            if dtype is torch.float32:
+            if "compare" in args.sections:
+                ratios += [compare(policy, b, args.tokens, args.reps) for b in args.batches]
+            if dtype is torch.float32 and "runner" in args.sections:
                 where_the_runner_samples(policy, args.batches[0], args.tokens, args.reps)
+            if dtype is torch.float32 and "prefill" in args.sections:
+                for b in args.batches:
+                    prefill_logits(policy, b, args.reps)
     print(f"load average at end {os.getloadavg()[0]:.2f}")
     if ratios:
         print(f"tracerl/generate tokens per second, geometric mean: "
