@@ -6,11 +6,10 @@ A failure inside one env or reward marks that trajectory `error` (and is counted
 the others go on.
 
 The sampler runs on the event loop's own thread. Sampling and env steps alternate, so a
-worker thread (asyncio.to_thread) bought no overlap, and it cost: torch's thread settings
-(`threads=N`, torch.set_num_threads) are per OS thread for OpenMP, so a fresh worker
-thread per rollout batch sampled with the default team size (2 threads under
-`threads=1`) and its own spinning OpenMP team beside the trainer's. Measured in
-docs/benchmarks.md, "Sampling throughput".
+worker thread (asyncio.to_thread) bought no overlap; it started a second OpenMP team
+beside the trainer's in a fresh thread every rollout batch, and sampled 2-3x slower at
+two threads on a quiet machine, 1.1x slower at one (docs/benchmarks.md, "Where the
+runner samples").
 
 Token accounting per trajectory (token-in, token-out):
     prompt_ids = template(task messages + generation prompt)
