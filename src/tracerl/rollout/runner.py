@@ -5,6 +5,12 @@ samples the next action of every live trajectory, then every env steps concurren
 A failure inside one env or reward marks that trajectory `error` (and is counted);
 the others go on.
 
+The sampler runs on the event loop's own thread. Sampling and env steps alternate, so a
+worker thread (asyncio.to_thread) bought no overlap; it started a second OpenMP team
+beside the trainer's in a fresh thread every rollout batch, and sampled 2-3x slower at
+two threads on a quiet machine, 1.1x slower at one (docs/benchmarks.md, "Where the
+runner samples").
+
 Token accounting per trajectory (token-in, token-out):
     prompt_ids = template(reset messages + the env's tools + generation prompt)
     turn.action_ids = exactly the sampled ids (trained on)
@@ -202,8 +208,8 @@ class RolloutRunner:
         params = SamplingParams(cfg.temperature, cfg.top_p, cfg.max_turn_tokens, self.stop_ids,
                                 self.renderer.stop_strings)
         t0 = time.perf_counter()
-        samples = await asyncio.to_thread(
-            self.sampler.generate, [ep.context for ep in live], params, budgets)
+        # On this thread, not asyncio.to_thread: see the module docstring.
+        samples = self.sampler.generate([ep.context for ep in live], params, budgets)
         self.stats.sample_seconds += time.perf_counter() - t0
         t0 = time.perf_counter()
         await asyncio.gather(*(self._step(ep, s, cfg)

@@ -32,6 +32,7 @@ from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import collate, token_logprobs
 from tracerl.train.config import DPOConfig, TrainConfig
+from tracerl.train.optim import adamw
 from tracerl.train.reference import Reference
 from tracerl.types import Group, Message, Task, Trajectory
 from tracerl.util.jsonl import json_lines
@@ -126,7 +127,7 @@ def train_dpo(policy: Policy, pairs: list[Pair], cfg: DPOConfig, seed: int,
         raise ValueError("DPO needs at least one preference pair")
     model = policy.model
     ref = Reference.of(model)
-    opt = torch.optim.AdamW(trainable_parameters(model), lr=cfg.lr, weight_decay=0.0)
+    opt = adamw(trainable_parameters(model), cfg.lr)
     rng = random.Random(seed)
     history: list[dict[str, float]] = []
     model.train()

@@ -49,6 +49,7 @@ from tracerl.train.batch import TokenBatch, collate
 from tracerl.train.config import CreditConfig, TrainConfig
 from tracerl.train.estimators import CreditInputs
 from tracerl.train.methods import check_methods, estimator
+from tracerl.train.optim import adamw
 from tracerl.train.ppo import Critic, UpdateMetrics, ppo_update
 from tracerl.train.reference import Reference
 from tracerl.train.value import ValueModel
@@ -125,8 +126,7 @@ class RLStep:
         if self.method.critic:
             device = next(policy.model.parameters()).device
             self.critic = ValueModel(policy.model).to(device)
-            self.critic_opt = torch.optim.AdamW(self.critic.parameters(), lr=config.rl.critic_lr,
-                                                weight_decay=0.0)
+            self.critic_opt = adamw(self.critic.parameters(), config.rl.critic_lr)
 
     # -- checkpoints -------------------------------------------------------------------
     def save(self, checkpoint_dir: Path) -> None:

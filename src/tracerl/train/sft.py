@@ -17,6 +17,7 @@ from tracerl.rollout.demos import episode_openings, trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
 from tracerl.train.batch import collate, token_logprobs
 from tracerl.train.config import SFTConfig
+from tracerl.train.optim import adamw
 from tracerl.types import Trajectory
 
 
@@ -54,7 +55,7 @@ def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
     """Train the policy on `demos` for `cfg.epochs`; returns per-step metrics."""
     model = policy.model
     device = next(model.parameters()).device
-    opt = torch.optim.AdamW(trainable_parameters(model), lr=cfg.lr, weight_decay=0.0)
+    opt = adamw(trainable_parameters(model), cfg.lr)
     rng = random.Random(seed)
     steps_per_epoch = math.ceil(len(demos) / cfg.batch_size)
     total = steps_per_epoch * cfg.epochs

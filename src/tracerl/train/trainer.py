@@ -34,6 +34,7 @@ from tracerl.train.evaluate import EvalResult, evaluate_policy
 from tracerl.train.loggers import MetricsLog, read_metrics
 from tracerl.train.methods import check_methods, needs_reference
 from tracerl.train.model_setup import prepare_policy, start_stage
+from tracerl.train.optim import adamw
 from tracerl.train.plot import plot_curves
 from tracerl.train.progress import ProgressReporter
 from tracerl.train.reference import Reference
@@ -286,8 +287,7 @@ class Trainer:
         latest = ckpt.latest_checkpoint(self.run_dir)
         if self.state.rl_step > 0 and latest is not None:
             self.rl.load(latest)
-        self.optimizer = torch.optim.AdamW(trainable_parameters(self.policy.model), lr=cfg.lr,
-                                           weight_decay=0.0)
+        self.optimizer = adamw(trainable_parameters(self.policy.model), cfg.lr)
         if self.optimizer_state is not None:
             self.optimizer.load_state_dict(self.optimizer_state)
             self.optimizer_state = None
