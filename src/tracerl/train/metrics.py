@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from tracerl.rollout.runner import RolloutStats
-from tracerl.train.evaluate import is_success
+from tracerl.train.evaluate import summarize
 from tracerl.train.rl_step import StepUpdate
 from tracerl.types import Trajectory
 
@@ -29,20 +29,18 @@ class RolloutSummary:
 
     @classmethod
     def of(cls, trajectories: list[Trajectory]) -> RolloutSummary:
-        n = max(1, len(trajectories))
-        judged = [t.outcome_reward for t in trajectories if t.outcome_reward is not None]
+        """The held-out summary's figures (one definition of success, tool use, ...),
+        plus turns and the guard / tool-error counts."""
+        base = summarize(trajectories)
         counts: dict[str, float] = {}
         for t in trajectories:
             for k, v in t.metrics.items():
                 if k.startswith(("guard/", "tool_error/")):
                     counts[k] = counts.get(k, 0.0) + v
-        return cls(
-            reward_mean=sum(judged) / max(1, len(judged)),
-            success=sum(is_success(t) for t in trajectories) / n,
-            tool_use=sum(t.metrics.get("tool_calls", 0.0) > 0 for t in trajectories) / n,
-            tool_errors=sum(t.metrics.get("tool_errors", 0.0) for t in trajectories) / n,
-            turns=sum(len(t.turns) for t in trajectories) / n,
-            counts=counts)
+        return cls(reward_mean=base.mean_reward, success=base.success, tool_use=base.tool_use,
+                   tool_errors=base.tool_errors,
+                   turns=sum(len(t.turns) for t in trajectories) / max(1, len(trajectories)),
+                   counts=counts)
 
 
 @dataclass(frozen=True)
