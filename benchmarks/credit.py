@@ -1,146 +1,320 @@
-"""Credit assignment on a long-horizon task: RL steps to a fixed held-out success.
+"""Credit assignment on a long horizon: does turn-level credit beat trajectory-level?
 
-Task: `maze` (8-9 move tool calls per episode, a move budget of distance + 2, so two
-wasted moves fail the episode). One SFT checkpoint (oracle demonstrations with
-detours, so the cold start wanders) is shared by every run; from it, each method runs
-RL with the same rollout budget per step, and a held-out evaluation (sampled at
-temperature 1, the policy being trained; greedy decoding already avoids the detours)
-on `--eval-tasks` tasks every `--eval-every` steps stops the run once success reaches
-`--target`. Reported: the first step at which held-out success >= target (or "not
-reached" within `--max-steps`), per seed, and wall time.
+Task: `doors` (src/tracerl/envs/doors.py): a corridor of 16-20 doors, one key per
+turn, a free filler action (`.`), at most 2 mistakes, reward 1 only when the last door
+opens. An episode is 18-30 decisions ending in one bit.
 
-Methods (the baseline is the first):
-  trajectory   rl.advantage=grpo: the outcome advantage on every token (trajectory level)
-  turn         rl.advantage=mt_grpo with credit.evaluator=subgoal (the maze's "moved
-               closer" check), calibrated against Monte Carlo branches at step 0
-  ppo          rl.advantage=gae: PPO with a critic (value head on a copy of the policy)
+Policy: the tiny character model (hidden 64, 2 layers, 0.1 M parameters) with a compact
+chat template (a turn is its key and the end-of-turn token, an observation is the next
+sign: 3 tokens a turn instead of ChatML's ~23), built here, so an RL step costs about a
+second of one core. One SFT checkpoint on demonstrations that wait (filler) and make
+mistakes (more often on hard doors) is shared by every run; it succeeds about a third
+of the time. Every method then runs the same RL budget through `rl_step`, the one RL
+path of `tracerl train`:
 
-    python benchmarks/credit.py --sft-dir DIR     # reuse an SFT checkpoint
-    python benchmarks/credit.py                   # train the SFT checkpoint first
+  trajectory   rl.advantage=grpo: the outcome advantage on every turn (baseline)
+  mt_grpo      MT-GRPO with the calibrated ground-truth step evaluator
+               (credit.evaluator=subgoal: 1 opened / 0.5 filler / 0 mistake), calibrated
+               against Monte Carlo branches at step 0
+  gigpo        GiGPO: anchor states (doors opened, mistakes), gamma 0.95, no evaluator
+  ppo          PPO with a critic (token GAE, gamma = lambda = 1)
+  turn_gae     bi-level GAE: critic + the calibrated evaluator's turn rewards
+  wrong_uncal  MT-GRPO with an evaluator right on easy doors and inverted on hard ones
+               (credit.fault=hard_inverted), calibration off
+  wrong_cal    the same evaluator, calibration on (tracerl should detect it and fall back)
+
+Measured per step (the step's 32 training episodes on fresh train tasks, sampled at
+T=1: an on-policy success estimate): success, filler-action rate, mistake rate on easy
+and on hard doors. Steps to threshold = the first step whose success averaged over the
+last `--window` steps reaches `--threshold`. At the end, held-out success on
+`--eval-tasks` tasks. Every step is appended to OUT/steps.jsonl and every finished run
+to OUT/runs.jsonl as it happens, so a sweep cut short keeps what it measured.
+
+    python benchmarks/credit.py --out runs/bench-credit            # SFT, then the sweep
+    python benchmarks/credit.py --out runs/bench-credit --report-only
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
+from tracerl.credit.calibration import spearman
+from tracerl.credit.evaluators import StepEvaluator
+from tracerl.envs.doors import FILLER, DoorsFamily, action_of, filler_rate, walk
+from tracerl.policy.lora import trainable_parameters
+from tracerl.policy.model import TinySpec, load_policy, write_tiny
 from tracerl.train import configlib
 from tracerl.train.config import TrainConfig
+from tracerl.train.evaluate import evaluate_policy
+from tracerl.train.optim import adamw
+from tracerl.train.rl_step import RLStep
+from tracerl.train.runner import build_runner, build_task_family
+from tracerl.train.step import rl_step
 from tracerl.train.trainer import Trainer
+from tracerl.types import Trajectory
 
-COMMON = ["task.family=maze", "task.maze.min_moves=8", "task.maze.max_moves=9",
-          "tiny.hidden_size=64", "tiny.heads=2", "tiny.intermediate_size=192",
-          "tiny.layers=2", "tiny.max_positions=600", "rl.max_turns=11",
-          "rl.max_turn_tokens=24", "rl.max_response_tokens=500", "log.progress=false",
-          "log.tensorboard=false", "trace.enabled=false", "eval.temperature=1.0"]
-SFT = ["stages=[sft]", "sft.demos=9600", "sft.epochs=1", "sft.batch_size=16", "sft.lr=0.001"]
+# A turn is "<key><|im_end|>", an observation the next sign: nothing else is rendered.
+COMPACT_TEMPLATE = (
+    "{%- for m in messages -%}{{- m['content'] or '' -}}"
+    "{%- if m['role'] == 'assistant' -%}{{- '<|im_end|>' -}}{%- endif -%}{%- endfor -%}")
+TINY = TinySpec(hidden_size=64, layers=2, heads=2, intermediate_size=192, max_positions=256)
+COMMON = ["task.family=doors", "rl.max_turns=40", "rl.max_turn_tokens=2",
+          "rl.max_response_tokens=160", "log.progress=false", "log.tensorboard=false",
+          "trace.enabled=false", "eval.temperature=1.0", "device=cpu"]
+# The demonstrations may make up to 4 mistakes (RL allows 2), so the cold start fails often.
+SFT = ["stages=[sft]", "sft.batch_size=16", "task.doors.slack=4"]
+CALIBRATION = ["credit.calibration_states=24", "credit.calibration_samples=8"]
 METHODS = {
     "trajectory": ["rl.advantage=grpo"],
-    "turn": ["rl.advantage=mt_grpo", "credit.evaluator=subgoal", "rl.turn_weight=1.0",
-             "credit.calibration_states=24", "credit.calibration_samples=8"],
-    "ppo": ["rl.advantage=gae", "rl.critic_warmup=2", "rl.lam=1.0"],
+    "mt_grpo": ["rl.advantage=mt_grpo", "credit.evaluator=subgoal", *CALIBRATION],
+    "wrong_uncal": ["rl.advantage=mt_grpo", "credit.evaluator=subgoal",
+                    "credit.fault=hard_inverted", "credit.calibrate=false"],
+    "wrong_cal": ["rl.advantage=mt_grpo", "credit.evaluator=subgoal",
+                  "credit.fault=hard_inverted", *CALIBRATION],
+    "gigpo": ["rl.advantage=gigpo", "rl.gamma=0.95"],
+    "ppo": ["rl.advantage=gae", "rl.critic_warmup=2"],
+    "turn_gae": ["rl.advantage=turn_gae", "credit.evaluator=subgoal", "rl.critic_warmup=2",
+                 *CALIBRATION],
 }
+COLOURS = {"trajectory": "tab:gray", "mt_grpo": "tab:blue", "gigpo": "tab:green",
+           "ppo": "tab:orange", "turn_gae": "tab:purple", "wrong_uncal": "tab:red",
+           "wrong_cal": "tab:brown"}
 
 
-def train_sft(out: Path, seed: int) -> Path:
+def build_base(path: Path, seed: int) -> Path:
+    """The untrained tiny policy with the compact chat template."""
+    write_tiny(path, TINY, seed)
+    policy = load_policy(path)
+    policy.tokenizer.chat_template = COMPACT_TEMPLATE
+    policy.tokenizer.save_pretrained(str(path))
+    return path
+
+
+def train_sft(out: Path, args: argparse.Namespace) -> Path:
+    base = build_base(out / "base", 0)
     cfg = configlib.load(TrainConfig, None, COMMON + SFT + [
-        f"seed={seed}", "eval.tasks=20", f"name=sft-{seed}", f"out_dir={out}"])
-    Trainer(cfg, out / f"sft-{seed}").run()
-    ckpts = sorted((out / f"sft-{seed}" / "checkpoints").glob("stage1-*"))
-    return ckpts[-1]
+        f"model={base}", "seed=0", f"sft.demos={args.sft_demos}", f"sft.epochs={args.sft_epochs}",
+        f"sft.lr={args.sft_lr}",
+        f"eval.tasks={args.eval_tasks}", "name=sft", f"out_dir={out}"])
+    summary = Trainer(cfg, out / "sft").run()
+    print(f"SFT held-out success: {[e['success'] for e in summary.evals]}", flush=True)
+    return sorted((out / "sft" / "checkpoints").glob("stage1-*"))[-1]
 
 
-def run_method(out: Path, sft_dir: Path, method: str, seed: int, args) -> dict:
-    name = f"{method}-s{seed}"
+@dataclass(frozen=True)
+class StepFigures:
+    success: float
+    filler: float
+    """Filler turns / all turns."""
+    easy_mistakes: float
+    """Mistakes / non-filler turns at easy doors."""
+    hard_mistakes: float
+    """Mistakes / non-filler turns at hard doors."""
+
+
+def step_figures(trajectories: list[Trajectory]) -> StepFigures:
+    tries = {False: 0, True: 0}
+    wrong = {False: 0, True: 0}
+    for t in trajectories:
+        signs = t.task.metadata["signs"]
+        states = walk(t)
+        for k, turn in enumerate(t.turns):
+            if action_of(turn.action_text) == FILLER:
+                continue
+            hard = signs[states[k].opened].isupper()
+            tries[hard] += 1
+            wrong[hard] += states[k + 1].opened == states[k].opened
+    success = sum((t.outcome_reward or 0.0) >= 1.0 for t in trajectories) / len(trajectories)
+    return StepFigures(success, filler_rate(trajectories),
+                       wrong[False] / max(1, tries[False]), wrong[True] / max(1, tries[True]))
+
+
+def run_method(sft_dir: Path, method: str, seed: int, args: argparse.Namespace,
+               out: Path) -> dict:
     cfg = configlib.load(TrainConfig, None, COMMON + METHODS[method] + [
-        "stages=[rl]", f"model={sft_dir}", f"seed={seed}", f"name={name}", f"out_dir={out}",
-        f"rl.steps={args.max_steps}", f"rl.tasks_per_step={args.tasks}",
-        f"rl.group_size={args.group}", f"rl.lr={args.lr}", f"eval.tasks={args.eval_tasks}",
-        f"eval.every={args.eval_every}", f"rl.stop_at_success={args.target}",
-        "log.checkpoint_every=1000"])
+        "stages=[rl]", f"model={sft_dir}", f"seed={seed}", f"rl.steps={args.max_steps}",
+        f"rl.tasks_per_step={args.tasks}", f"rl.group_size={args.group}",
+        f"rl.lr={args.lr}", f"rl.critic_lr={args.lr}"])
+    torch.manual_seed(seed)
+    policy = load_policy(sft_dir)
+    family = build_task_family(cfg)
+    runner = build_runner(cfg, policy, family)
+    learner = RLStep(policy, cfg, family, runner)
+    optimizer = adamw(trainable_parameters(policy.model), cfg.rl.lr)
     t0 = time.time()
-    summary = Trainer(cfg, out / name).run()
-    evals = [(e["step"], e["success"]) for e in summary.evals]
-    reached = next((s for s, v in evals if v >= args.target), None)
-    return {"method": method, "seed": seed, "steps_to_target": reached, "evals": evals,
-            "wall_s": round(time.time() - t0, 1)}
+    history = []
+    truth_rho = None
+    for step in range(args.max_steps):
+        result = rl_step(learner, runner, family, optimizer, step)
+        if step == 0 and learner.evaluator is not None:
+            truth_rho = round(against_truth(learner.evaluator, family, result.trajectories), 3)
+        figures = step_figures(result.trajectories)
+        calib = result.metrics.update.calibration
+        row = {"method": method, "seed": seed, "step": step, **figures.__dict__,
+               "trusted": None if calib is None else calib.trusted,
+               "spearman": None if calib is None else round(calib.spearman, 3)}
+        history.append(row)
+        with (out / "steps.jsonl").open("a") as f:
+            f.write(json.dumps(row) + "\n")
+    heldout = family.tasks("heldout", args.eval_tasks, 10_000 + seed)
+    final, _ = evaluate_policy(runner, heldout, 1, 1.0)
+    successes = [h["success"] for h in history]
+    calib = learner.calibration
+    return {"method": method, "seed": seed,
+            "steps_to_threshold": steps_to_threshold(successes, args.threshold, args.window),
+            "final_success": final.success, "wall_s": round(time.time() - t0, 1),
+            "truth_spearman": truth_rho,
+            "trusted": None if calib is None else calib.trusted,
+            "spearman": None if calib is None else round(calib.spearman, 3),
+            "calib_accuracy": None if calib is None else round(calib.accuracy, 3)}
 
 
-def plot(results: list[dict], target: float, path: Path) -> None:
-    """Held-out success against RL step, one line per run, a colour per method."""
+def against_truth(evaluator: StepEvaluator, family: DoorsFamily,
+                  trajectories: list[Trajectory]) -> float:
+    """Spearman of the evaluator's scores with the family's true turn advantages, over
+    every turn of the step's trajectories (no rollouts: the value is in closed form)."""
+    states = [(t, k) for t in trajectories for k in range(len(t.turns))]
+    return spearman([evaluator(t, k) for t, k in states],
+                    [family.advantage(t, k) for t, k in states])
+
+
+def steps_to_threshold(successes: list[float], threshold: float, window: int) -> int | None:
+    """First step (1-based count of steps done) whose trailing mean success >= threshold."""
+    for i in range(window - 1, len(successes)):
+        if statistics.mean(successes[i - window + 1:i + 1]) >= threshold:
+            return i + 1
+    return None
+
+
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
+
+
+def mean_ci(values: list[float]) -> tuple[float, float, float]:
+    """Mean and its 95% t-interval (n - 1 degrees of freedom)."""
+    m = statistics.mean(values)
+    if len(values) < 2:
+        return m, float("nan"), float("nan")
+    half = T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
+    return m, m - half, m + half
+
+
+def report(runs: list[dict], steps: list[dict], args: argparse.Namespace) -> None:
+    """Steps to threshold (unreached runs counted at --max-steps: a lower bound) and final
+    held-out success, mean and 95% interval over seeds; filler rate early and late."""
+    print(f"\nmethod        seeds  steps to success>={args.threshold:.2f} (mean [95% CI]) "
+          " reached   final held-out success   filler first5 -> last5   hard mistakes")
+    for method in METHODS:
+        rows = [r for r in runs if r["method"] == method]
+        if not rows:
+            continue
+        reach = [r["steps_to_threshold"] or args.max_steps for r in rows]
+        m, lo, hi = mean_ci(reach)
+        f, flo, fhi = mean_ci([r["final_success"] for r in rows])
+        hist = [s for s in steps if s["method"] == method]
+        last = max(s["step"] for s in hist)
+        early = statistics.mean(s["filler"] for s in hist if s["step"] < 5)
+        late = statistics.mean(s["filler"] for s in hist if s["step"] > last - 5)
+        hard0 = statistics.mean(s["hard_mistakes"] for s in hist if s["step"] < 5)
+        hard1 = statistics.mean(s["hard_mistakes"] for s in hist if s["step"] > last - 5)
+        n_reached = sum(r["steps_to_threshold"] is not None for r in rows)
+        print(f"{method:<13} {len(rows):>5}  {m:6.1f} [{lo:5.1f}, {hi:5.1f}]"
+              f"{'':19}{n_reached}/{len(rows)}    {f:.3f} [{flo:.3f}, {fhi:.3f}]"
+              f"      {early:.3f} -> {late:.3f}     {hard0:.3f} -> {hard1:.3f}")
+        truth = [r.get("truth_spearman") for r in rows if r.get("truth_spearman") is not None]
+        if truth:
+            print(f"{'':13} evaluator vs ground truth, Spearman per seed: {truth}")
+        trusted = [r["trusted"] for r in rows if r["trusted"] is not None]
+        if trusted:
+            print(f"{'':13} calibration: trusted {sum(trusted)}/{len(trusted)}, Spearman "
+                  f"{[r['spearman'] for r in rows]}")
+
+
+def plot(steps: list[dict], args: argparse.Namespace, path: Path) -> None:
+    """Success, filler rate and hard-door mistakes per RL step: seed means per method."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    colours = {"trajectory": "tab:gray", "turn": "tab:blue", "ppo": "tab:orange"}
-    for r in results:
-        steps, success = zip(*r["evals"], strict=True)
-        label = r["method"] if r["seed"] == results[0]["seed"] else None
-        ax.plot(steps, success, marker="o", ms=3, color=colours.get(r["method"]), label=label,
-                alpha=0.8)
-    ax.axhline(target, ls="--", lw=1, color="black")
-    ax.set_xlabel("RL step")
-    ax.set_ylabel("held-out success (T=1)")
-    ax.set_title("maze (8-9 moves): trajectory vs turn-level credit vs PPO")
-    ax.legend()
+    panels = [("success", "training success (T=1)"), ("filler", "filler-action rate"),
+              ("hard_mistakes", "mistake rate, hard doors")]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for method in METHODS:
+        hist = [s for s in steps if s["method"] == method]
+        if not hist:
+            continue
+        by_step: dict[int, list[dict]] = {}
+        for s in hist:
+            by_step.setdefault(s["step"], []).append(s)
+        xs = sorted(by_step)
+        for ax, (key, _) in zip(axes, panels, strict=True):
+            ys = [statistics.mean(s[key] for s in by_step[x]) for x in xs]
+            ys = _smooth(ys, args.window)
+            ax.plot([x + 1 for x in xs], ys, color=COLOURS[method],
+                    label=f"{method} ({len({s['seed'] for s in hist})} seeds)",
+                    ls="--" if method.startswith("wrong") else "-")
+    for ax, (_, title) in zip(axes, panels, strict=True):
+        ax.set_xlabel("RL step")
+        ax.set_title(title)
+    axes[0].axhline(args.threshold, ls=":", lw=1, color="black")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"doors (16-20 doors, sparse reward): seed means, {args.window}-step "
+                 "moving average")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
 
 
-def report(results: list[dict], args: argparse.Namespace) -> None:
-    """Steps to target per seed, and the mean held-out success over the evaluations after
-    step 0 (less noisy than a first crossing of the target)."""
-    print(f"\nmethod      steps to success >= {args.target:.2f} per seed   "
-          "mean success after step 0   wall s")
-    for method in args.methods:
-        rows = [r for r in results if r["method"] == method]
-        shown = " ".join(str(r["steps_to_target"]) if r["steps_to_target"] is not None
-                         else f">{args.max_steps}" for r in rows)
-        later = [v for r in rows for s, v in r["evals"] if s > 0]
-        mean = statistics.mean(later) if later else float("nan")
-        print(f"{method:<11} {shown:<34} {mean:>10.3f}   {sum(r['wall_s'] for r in rows):10.0f}")
+def _smooth(ys: list[float], window: int) -> list[float]:
+    return [statistics.mean(ys[max(0, i - window + 1):i + 1]) for i in range(len(ys))]
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default="runs/bench-credit")
     p.add_argument("--sft-dir", default="")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    p.add_argument("--methods", nargs="+", default=list(METHODS))
-    p.add_argument("--max-steps", type=int, default=24)
-    p.add_argument("--tasks", type=int, default=6)
-    p.add_argument("--group", type=int, default=6)
-    p.add_argument("--lr", type=float, default=5e-4)
-    p.add_argument("--eval-tasks", type=int, default=64)
-    p.add_argument("--eval-every", type=int, default=3)
-    p.add_argument("--target", type=float, default=0.9)
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    p.add_argument("--max-steps", type=int, default=30)
+    p.add_argument("--tasks", type=int, default=4)
+    p.add_argument("--group", type=int, default=8)
+    p.add_argument("--lr", type=float, default=4e-4)
+    p.add_argument("--threshold", type=float, default=0.9)
+    p.add_argument("--window", type=int, default=3)
+    p.add_argument("--eval-tasks", type=int, default=96)
+    p.add_argument("--sft-demos", type=int, default=1600)
+    p.add_argument("--sft-epochs", type=int, default=4)
+    p.add_argument("--sft-lr", type=float, default=3e-3)
     p.add_argument("--plot", default="docs/credit_benchmark.png")
     p.add_argument("--report-only", action="store_true",
-                   help="re-print the table and plot from OUT/results.json")
+                   help="re-print the table and plot from OUT/runs.jsonl and OUT/steps.jsonl")
     args = p.parse_args()
+    torch.set_num_threads(1)
     out = Path(args.out)
-    if args.report_only:
-        results = json.loads((out / "results.json").read_text())
-        report(results, args)
-        if args.plot:
-            plot(results, args.target, Path(args.plot))
-        return
-    sft_dir = Path(args.sft_dir) if args.sft_dir else train_sft(out, 0)
-    results = []
-    for seed in args.seeds:
-        for method in args.methods:
-            r = run_method(out, sft_dir, method, seed, args)
-            results.append(r)
-            print(json.dumps(r), flush=True)
-    report(results, args)
-    (out / "results.json").write_text(json.dumps(results, indent=2))
+    out.mkdir(parents=True, exist_ok=True)
+    if not args.report_only:
+        sft_dir = Path(args.sft_dir) if args.sft_dir else train_sft(out, args)
+        for seed in args.seeds:
+            for method in args.methods:
+                r = run_method(sft_dir, method, seed, args, out)
+                with (out / "runs.jsonl").open("a") as f:
+                    f.write(json.dumps(r) + "\n")
+                print(json.dumps(r), flush=True)
+    runs, steps = load_jsonl(out / "runs.jsonl"), load_jsonl(out / "steps.jsonl")
+    report(runs, steps, args)
     if args.plot:
-        plot(results, args.target, Path(args.plot))
+        plot(steps, args, Path(args.plot))
 
 
 if __name__ == "__main__":

@@ -167,6 +167,9 @@ class CreditConfig:
     """Below this Spearman correlation: warn and fall back to trajectory-level credit."""
     recalibrate_every: int = 0
     """Calibrate again every N RL steps (0 = once, at the first step)."""
+    fault: Literal["none", "inverted", "hard_inverted"] = "none"
+    """Break the evaluator on purpose to test calibration: inverted (1 - score) or
+    hard_inverted (inverted on the family's hard(trajectory, turn) states only)."""
     judge_url: str = ""
     """judge: OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1."""
     judge_model: str = ""

@@ -39,6 +39,7 @@ from tracerl.credit.evaluators import (
     SubgoalEvaluator,
     ToolValidityEvaluator,
 )
+from tracerl.credit.faults import HardInvertedEvaluator, InvertedEvaluator
 from tracerl.credit.montecarlo import MonteCarloEvaluator
 from tracerl.credit.turns import anchor_ids, observation_key, turn_id_matrix, turn_rewards
 from tracerl.envs.family import TaskFamily
@@ -90,7 +91,22 @@ def trainable(groups: list[Group], drop_uniform: bool) -> tuple[list[Trajectory]
 
 def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
                    runner: RolloutRunner) -> StepEvaluator | None:
-    """The configured step evaluator (None for credit.evaluator=none)."""
+    """The configured step evaluator (None for credit.evaluator=none), broken on purpose
+    when `credit.fault` says so."""
+    evaluator = _base_evaluator(cfg, family, runner)
+    if evaluator is None or cfg.fault == "none":
+        return evaluator
+    if cfg.fault == "inverted":
+        return InvertedEvaluator(evaluator)
+    hard = getattr(family, "hard", None)
+    if hard is None:
+        raise ValueError(f"credit.fault=hard_inverted: task family "
+                         f"{getattr(family, 'name', None)!r} has no hard(trajectory, turn_index)")
+    return HardInvertedEvaluator(evaluator, hard)
+
+
+def _base_evaluator(cfg: CreditConfig, family: TaskFamily | None,
+                    runner: RolloutRunner) -> StepEvaluator | None:
     if cfg.evaluator == "none":
         return None
     if cfg.evaluator == "subgoal":
