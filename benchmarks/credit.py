@@ -276,6 +276,18 @@ def _smooth(ys: list[float], window: int) -> list[float]:
     return [statistics.mean(ys[max(0, i - window + 1):i + 1]) for i in range(len(ys))]
 
 
+def resume(out: Path) -> set[tuple[str, int]]:
+    """The (method, seed) runs OUT already finished; step rows of an unfinished run (the
+    sweep was cut short inside it) are dropped, so it is measured again from step 0."""
+    runs_path, steps_path = out / "runs.jsonl", out / "steps.jsonl"
+    done = {(r["method"], r["seed"]) for r in load_jsonl(runs_path)} if runs_path.is_file() \
+        else set()
+    if steps_path.is_file():
+        kept = [s for s in load_jsonl(steps_path) if (s["method"], s["seed"]) in done]
+        steps_path.write_text("".join(json.dumps(s) + "\n" for s in kept))
+    return done
+
+
 def load_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -305,8 +317,11 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
         sft_dir = Path(args.sft_dir) if args.sft_dir else train_sft(out, args)
+        done = resume(out)
         for seed in args.seeds:
             for method in args.methods:
+                if (method, seed) in done:
+                    continue
                 r = run_method(sft_dir, method, seed, args, out)
                 with (out / "runs.jsonl").open("a") as f:
                     f.write(json.dumps(r) + "\n")

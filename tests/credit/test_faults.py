@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tracerl.credit.calibration import calibrate, sample_states
+from tracerl.credit.calibration import calibrate, sample_states, spearman
 from tracerl.credit.evaluators import SubgoalEvaluator
 from tracerl.credit.faults import HardInvertedEvaluator, InvertedEvaluator
 from tracerl.credit.montecarlo import MonteCarloEvaluator
@@ -111,17 +111,47 @@ def test_credit_fault_wraps_the_configured_evaluator():
                        runner)
 
 
+def test_against_the_ground_truth_value_each_evaluator_is_what_it_claims():
+    """Spearman with the family's true turn advantages over random play (three score
+    levels against a continuous value): the sub-goal check is calibrated, the inverted
+    one anti-correlated, the hard-inverted one in between."""
+    family = DoorsFamily(min_length=16, max_length=16, slack=6, error_rate=0.2)
+    rng = random.Random(0)
+    turns = []
+    for task in family.tasks("train", 6, seed=0):
+        signs = task.metadata["signs"]
+        actions, opened = [], 0
+        while opened < len(signs) and len(actions) - actions.count(FILLER) - opened <= 6:
+            roll = rng.random()
+            a = key_for(signs[opened]) if roll < 0.6 else FILLER if roll < 0.8 else \
+                rng.choice([k for k in KEYS if k != key_for(signs[opened])])
+            opened += a == key_for(signs[opened])
+            actions.append(a)
+        t = _play(task, "".join(actions))
+        turns += [(t, k) for k in range(len(t.turns))]
+    truth = SubgoalEvaluator(family.subgoal)
+    gt = [family.advantage(t, k) for t, k in turns]
+
+    def rho(evaluator) -> float:
+        return spearman([evaluator(t, k) for t, k in turns], gt)
+
+    assert rho(truth) > 0.85
+    assert rho(InvertedEvaluator(truth)) < -0.85
+    assert 0.0 < rho(HardInvertedEvaluator(truth, family.hard)) < 0.5
+
+
 @pytest.mark.slow
-def test_calibration_trusts_the_ground_truth_and_catches_both_faults():
+def test_calibration_trusts_the_ground_truth_and_catches_the_hard_inverted_one():
+    """Against Monte Carlo branches of a scripted policy (seeded; the verdicts of 16
+    states x 6 branches are noisy, which docs/credit.md measures on the benchmark)."""
     runner = _runner(FAMILY, noise=0.3, seed=0)
     groups = runner.run(FAMILY.tasks("train", 4, seed=0))
     trajs = [t for g in groups for t in g.trajectories]
     reference = MonteCarloEvaluator(runner, samples=6)
     truth = SubgoalEvaluator(FAMILY.subgoal)
     verdicts = {}
-    for evaluator in (truth, InvertedEvaluator(truth), HardInvertedEvaluator(truth, FAMILY.hard)):
+    for evaluator in (truth, HardInvertedEvaluator(truth, FAMILY.hard)):
         states = sample_states(trajs, 16, random.Random(0), evaluator)
         verdicts[evaluator.name] = calibrate(evaluator, reference, states, min_spearman=0.3)
     assert verdicts["subgoal"].trusted, verdicts
-    assert verdicts["inverted(subgoal)"].spearman < 0 and not verdicts["inverted(subgoal)"].trusted
     assert not verdicts["hard_inverted(subgoal)"].trusted, verdicts
