@@ -308,7 +308,7 @@ def main() -> None:
     p.add_argument("--sft-demos", type=int, default=1600)
     p.add_argument("--sft-epochs", type=int, default=4)
     p.add_argument("--sft-lr", type=float, default=3e-3)
-    p.add_argument("--plot", default="docs/credit_benchmark.png")
+    p.add_argument("--plot", default="docs/credit_doors.png")
     p.add_argument("--report-only", action="store_true",
                    help="re-print the table and plot from OUT/runs.jsonl and OUT/steps.jsonl")
     args = p.parse_args()
