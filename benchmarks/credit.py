@@ -194,6 +194,14 @@ def steps_to_threshold(successes: list[float], threshold: float, window: int) ->
     return None
 
 
+def steps_to_collapse(successes: list[float], window: int) -> int | None:
+    """First step whose trailing mean success is <= 0.1 (a run that unlearned the task)."""
+    for i in range(window - 1, len(successes)):
+        if statistics.mean(successes[i - window + 1:i + 1]) <= 0.1:
+            return i + 1
+    return None
+
+
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
 
 
@@ -207,34 +215,48 @@ def mean_ci(values: list[float]) -> tuple[float, float, float]:
 
 
 def report(runs: list[dict], steps: list[dict], args: argparse.Namespace) -> None:
-    """Steps to threshold (unreached runs counted at --max-steps: a lower bound) and final
-    held-out success, mean and 95% interval over seeds; filler rate early and late."""
-    print(f"\nmethod        seeds  steps to success>={args.threshold:.2f} (mean [95% CI]) "
-          " reached   final held-out success   filler first5 -> last5   hard mistakes")
+    """A markdown table: steps to threshold (an unreached run counts as --max-steps, so its
+    mean is a lower bound) and final held-out success, each a mean with its 95% interval
+    over seeds; filler rate and hard-door mistake rate over the first and last 5 steps;
+    wall time per run. Then the evaluator rows: ground truth and calibration per seed."""
+    print(f"\n| method | seeds | steps to success >= {args.threshold:.2f}: per seed | mean "
+          "[95% CI] | final held-out success [95% CI] | filler rate, first 5 -> last 5 "
+          "steps | hard-door mistakes, first 5 -> last 5 | wall s / run |")
+    print("|---|---:|---|---|---|---|---|---:|")
     for method in METHODS:
-        rows = [r for r in runs if r["method"] == method]
+        rows = sorted((r for r in runs if r["method"] == method), key=lambda r: r["seed"])
         if not rows:
             continue
-        reach = [r["steps_to_threshold"] or args.max_steps for r in rows]
-        m, lo, hi = mean_ci(reach)
+        per_seed = ", ".join(str(r["steps_to_threshold"] or f">{args.max_steps}")
+                             for r in rows)
+        m, lo, hi = mean_ci([r["steps_to_threshold"] or args.max_steps for r in rows])
         f, flo, fhi = mean_ci([r["final_success"] for r in rows])
         hist = [s for s in steps if s["method"] == method]
         last = max(s["step"] for s in hist)
-        early = statistics.mean(s["filler"] for s in hist if s["step"] < 5)
-        late = statistics.mean(s["filler"] for s in hist if s["step"] > last - 5)
-        hard0 = statistics.mean(s["hard_mistakes"] for s in hist if s["step"] < 5)
-        hard1 = statistics.mean(s["hard_mistakes"] for s in hist if s["step"] > last - 5)
-        n_reached = sum(r["steps_to_threshold"] is not None for r in rows)
-        print(f"{method:<13} {len(rows):>5}  {m:6.1f} [{lo:5.1f}, {hi:5.1f}]"
-              f"{'':19}{n_reached}/{len(rows)}    {f:.3f} [{flo:.3f}, {fhi:.3f}]"
-              f"      {early:.3f} -> {late:.3f}     {hard0:.3f} -> {hard1:.3f}")
+
+        def early_late(key: str, hist: list[dict] = hist, last: int = last) -> str:
+            early = statistics.mean(s[key] for s in hist if s["step"] < 5)
+            late = statistics.mean(s[key] for s in hist if s["step"] > last - 5)
+            return f"{early:.3f} -> {late:.3f}"
+
+        wall = statistics.mean(r["wall_s"] for r in rows)
+        print(f"| {method} | {len(rows)} | {per_seed} | {m:.1f} [{lo:.1f}, {hi:.1f}] | "
+              f"{f:.3f} [{flo:.3f}, {fhi:.3f}] | {early_late('filler')} | "
+              f"{early_late('hard_mistakes')} | {wall:.0f} |")
+    print()
+    for method in METHODS:
+        rows = sorted((r for r in runs if r["method"] == method), key=lambda r: r["seed"])
+        collapse = [steps_to_collapse([s["success"] for s in steps if s["method"] == method
+                                       and s["seed"] == r["seed"]], args.window) for r in rows]
+        if any(c is not None for c in collapse):
+            print(f"{method}: steps until trailing success <= 0.1, per seed {collapse}")
         truth = [r.get("truth_spearman") for r in rows if r.get("truth_spearman") is not None]
         if truth:
-            print(f"{'':13} evaluator vs ground truth, Spearman per seed: {truth}")
+            print(f"{method}: evaluator vs ground truth at step 0, Spearman per seed {truth}")
         trusted = [r["trusted"] for r in rows if r["trusted"] is not None]
         if trusted:
-            print(f"{'':13} calibration: trusted {sum(trusted)}/{len(trusted)}, Spearman "
-                  f"{[r['spearman'] for r in rows]}")
+            print(f"{method}: calibration trusted {sum(trusted)}/{len(trusted)}, Spearman per "
+                  f"seed {[r['spearman'] for r in rows]}")
 
 
 def plot(steps: list[dict], args: argparse.Namespace, path: Path) -> None:
