@@ -13,9 +13,10 @@ of the time. Every method then runs the same RL budget through `rl_step`, the on
 path of `tracerl train`:
 
   trajectory   rl.advantage=grpo: the outcome advantage on every turn (baseline)
-  mt_grpo      MT-GRPO with the calibrated ground-truth step evaluator
-               (credit.evaluator=subgoal: 1 opened / 0.5 filler / 0 mistake), calibrated
-               against Monte Carlo branches at step 0
+  mt_grpo      MT-GRPO with the ground-truth step evaluator (credit.evaluator=subgoal:
+               1 opened / 0.5 filler / 0 mistake), calibrated against Monte Carlo
+               branches at step 0 (falls back to trajectory level if not trusted)
+  mt_grpo_trusted  the same evaluator used without calibration (trusted by fiat)
   gigpo        GiGPO: anchor states (doors opened, mistakes), gamma 0.95, no evaluator
   ppo          PPO with a critic (token GAE, gamma = lambda = 1)
   turn_gae     bi-level GAE: critic + the calibrated evaluator's turn rewards
@@ -79,14 +80,16 @@ METHODS = {
                     "credit.fault=hard_inverted", "credit.calibrate=false"],
     "wrong_cal": ["rl.advantage=mt_grpo", "credit.evaluator=subgoal",
                   "credit.fault=hard_inverted", *CALIBRATION],
+    "mt_grpo_trusted": ["rl.advantage=mt_grpo", "credit.evaluator=subgoal",
+                        "credit.calibrate=false"],
     "gigpo": ["rl.advantage=gigpo", "rl.gamma=0.95"],
     "ppo": ["rl.advantage=gae", "rl.critic_warmup=2"],
     "turn_gae": ["rl.advantage=turn_gae", "credit.evaluator=subgoal", "rl.critic_warmup=2",
                  *CALIBRATION],
 }
-COLOURS = {"trajectory": "tab:gray", "mt_grpo": "tab:blue", "gigpo": "tab:green",
-           "ppo": "tab:orange", "turn_gae": "tab:purple", "wrong_uncal": "tab:red",
-           "wrong_cal": "tab:brown"}
+COLOURS = {"trajectory": "tab:gray", "mt_grpo": "tab:blue", "mt_grpo_trusted": "tab:cyan",
+           "gigpo": "tab:green", "ppo": "tab:orange", "turn_gae": "tab:purple",
+           "wrong_uncal": "tab:red", "wrong_cal": "tab:brown"}
 
 
 def build_base(path: Path, seed: int) -> Path:
