@@ -262,39 +262,54 @@ def report(runs: list[dict], steps: list[dict], args: argparse.Namespace) -> Non
                   f"seed {[r['spearman'] for r in rows]}")
 
 
+PANELS = [("success", "training success (T=1)"), ("filler", "filler-action rate"),
+          ("hard_mistakes", "mistake rate, hard doors")]
+ROWS = [("the methods", ["trajectory", "mt_grpo", "mt_grpo_trusted", "gigpo", "ppo",
+                         "turn_gae"]),
+        ("wrong evaluator", ["trajectory", "wrong_uncal", "wrong_cal"])]
+
+
 def plot(steps: list[dict], args: argparse.Namespace, path: Path) -> None:
-    """Success, filler rate and hard-door mistakes per RL step: seed means per method."""
+    """Success, filler rate and hard-door mistakes per RL step, seed means (each seed's
+    success thin): the methods on the top row, the wrong evaluator on the bottom one."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [("success", "training success (T=1)"), ("filler", "filler-action rate"),
-              ("hard_mistakes", "mistake rate, hard doors")]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-    for method in METHODS:
-        hist = [s for s in steps if s["method"] == method]
-        if not hist:
-            continue
-        by_step: dict[int, list[dict]] = {}
-        for s in hist:
-            by_step.setdefault(s["step"], []).append(s)
-        xs = sorted(by_step)
-        for ax, (key, _) in zip(axes, panels, strict=True):
-            ys = [statistics.mean(s[key] for s in by_step[x]) for x in xs]
-            ys = _smooth(ys, args.window)
-            ax.plot([x + 1 for x in xs], ys, color=COLOURS[method],
-                    label=f"{method} ({len({s['seed'] for s in hist})} seeds)",
-                    ls="--" if method.startswith("wrong") else "-")
-    for ax, (_, title) in zip(axes, panels, strict=True):
-        ax.set_xlabel("RL step")
-        ax.set_title(title)
-    axes[0].axhline(args.threshold, ls=":", lw=1, color="black")
-    axes[0].legend(fontsize=7)
+    fig, grid = plt.subplots(len(ROWS), len(PANELS), figsize=(15, 8))
+    for axes, (title, methods) in zip(grid, ROWS, strict=True):
+        for method in methods:
+            hist = [s for s in steps if s["method"] == method]
+            if hist:
+                _plot_method(axes, method, hist, args.window)
+        for ax, (_, name) in zip(axes, PANELS, strict=True):
+            ax.set_xlabel("RL step")
+            ax.set_title(f"{name} ({title})", fontsize=10)
+        axes[0].axhline(args.threshold, ls=":", lw=1, color="black")
+        axes[0].legend(fontsize=7)
     fig.suptitle(f"doors (16-20 doors, sparse reward): seed means, {args.window}-step "
                  "moving average")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def _plot_method(axes, method: str, hist: list[dict], window: int) -> None:  # noqa: ANN001
+    by_step: dict[int, list[dict]] = {}
+    for s in hist:
+        by_step.setdefault(s["step"], []).append(s)
+    xs = sorted(by_step)
+    seeds = sorted({s["seed"] for s in hist})
+    for ax, (key, _) in zip(axes, PANELS, strict=True):
+        ys = _smooth([statistics.mean(s[key] for s in by_step[x]) for x in xs], window)
+        ax.plot([x + 1 for x in xs], ys, color=COLOURS[method],
+                label=f"{method} ({len(seeds)} seeds)",
+                ls="--" if method.startswith("wrong") else "-")
+    for seed in seeds:
+        run = sorted((s for s in hist if s["seed"] == seed), key=lambda s: s["step"])
+        axes[0].plot([s["step"] + 1 for s in run],
+                     _smooth([s["success"] for s in run], window),
+                     color=COLOURS[method], lw=0.6, alpha=0.35)
 
 
 def _smooth(ys: list[float], window: int) -> list[float]:
