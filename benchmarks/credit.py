@@ -220,7 +220,7 @@ def mean_ci(values: list[float]) -> tuple[float, float, float]:
 def report(runs: list[dict], steps: list[dict], args: argparse.Namespace) -> None:
     """A markdown table: steps to threshold (an unreached run counts as --max-steps, so its
     mean is a lower bound) and final held-out success, each a mean with its 95% interval
-    over seeds; filler rate and hard-door mistake rate over the first and last 5 steps;
+    over seeds (success intervals clipped to [0, 1]); filler rate and hard-door mistake rate over the first and last 5 steps;
     wall time per run. Then the evaluator rows: ground truth and calibration per seed."""
     print(f"\n| method | seeds | steps to success >= {args.threshold:.2f}: per seed | mean "
           "[95% CI] | final held-out success [95% CI] | filler rate, first 5 -> last 5 "
@@ -244,7 +244,7 @@ def report(runs: list[dict], steps: list[dict], args: argparse.Namespace) -> Non
 
         wall = statistics.mean(r["wall_s"] for r in rows)
         print(f"| {method} | {len(rows)} | {per_seed} | {m:.1f} [{lo:.1f}, {hi:.1f}] | "
-              f"{f:.3f} [{flo:.3f}, {fhi:.3f}] | {early_late('filler')} | "
+              f"{f:.3f} [{max(0.0, flo):.3f}, {min(1.0, fhi):.3f}] | {early_late('filler')} | "
               f"{early_late('hard_mistakes')} | {wall:.0f} |")
     print()
     for method in METHODS:
