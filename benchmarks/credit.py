@@ -220,8 +220,9 @@ def mean_ci(values: list[float]) -> tuple[float, float, float]:
 def report(runs: list[dict], steps: list[dict], args: argparse.Namespace) -> None:
     """A markdown table: steps to threshold (an unreached run counts as --max-steps, so its
     mean is a lower bound) and final held-out success, each a mean with its 95% interval
-    over seeds (success intervals clipped to [0, 1]); filler rate and hard-door mistake rate over the first and last 5 steps;
-    wall time per run. Then the evaluator rows: ground truth and calibration per seed."""
+    over seeds (success intervals clipped to [0, 1]); filler rate and hard-door mistake
+    rate over the first and last 5 steps; wall time per run. Then the evaluator rows:
+    ground truth and calibration per seed."""
     print(f"\n| method | seeds | steps to success >= {args.threshold:.2f}: per seed | mean "
           "[95% CI] | final held-out success [95% CI] | filler rate, first 5 -> last 5 "
           "steps | hard-door mistakes, first 5 -> last 5 | wall s / run |")
