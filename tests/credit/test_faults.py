@@ -106,6 +106,8 @@ def test_credit_fault_wraps_the_configured_evaluator():
     hard = make_evaluator(CreditConfig(evaluator="subgoal", fault="hard_inverted"), FAMILY,
                           runner)
     assert isinstance(hard, HardInvertedEvaluator)
+    with pytest.raises(ValueError, match="set credit.evaluator"):
+        CreditConfig(fault="inverted")
     with pytest.raises(ValueError, match="has no hard"):
         make_evaluator(CreditConfig(evaluator="subgoal", fault="hard_inverted"), MazeFamily(),
                        runner)

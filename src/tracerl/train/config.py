@@ -178,6 +178,9 @@ class CreditConfig:
     def __post_init__(self) -> None:
         if self.evaluator == "judge" and not (self.judge_url and self.judge_model):
             raise ValueError("credit.evaluator=judge needs credit.judge_url and credit.judge_model")
+        if self.fault != "none" and self.evaluator == "none":
+            raise ValueError(f"credit.fault={self.fault} breaks a step evaluator: set "
+                             "credit.evaluator")
         if self.calibration_states < 2 or self.calibration_samples < 1:
             raise ValueError("credit.calibration_states must be >= 2, calibration_samples >= 1")
 
