@@ -8,7 +8,7 @@ Policy: the tiny character model (hidden 64, 2 layers, 0.1 M parameters) with a 
 chat template (a turn is its key and the end-of-turn token, an observation is the next
 sign: 3 tokens a turn instead of ChatML's ~23), built here, so an RL step costs about a
 second of one core. One SFT checkpoint on demonstrations that wait (filler) and make
-mistakes (more often on hard doors) is shared by every run; it succeeds about a third
+mistakes (more often on hard doors) is shared by every run; it succeeds about 40%
 of the time. Every method then runs the same RL budget through `rl_step`, the one RL
 path of `tracerl train`:
 
