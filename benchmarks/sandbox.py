@@ -161,6 +161,9 @@ def main() -> None:
     print(f"floor, an empty program: fresh interpreter {start_rate:.0f} runs/s vs SandboxPool "
           f"{fork_rate:.0f} runs/s -> {fork_rate / start_rate:.1f}x: the most SandboxPool can "
           f"gain over the naive grader on this host, since every verification costs a run")
+    speedup, floor = our_rate / base_rate, fork_rate / start_rate
+    print(f"code_tests at {speedup / floor:.2f} of the floor's ratio to the naive grader "
+          f"({speedup:.2f}x / {floor:.2f}x; issue 15 target >= 0.8)")
 
 
 def _fresh_interpreter() -> float:
