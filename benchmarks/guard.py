@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 
 from guard_corpus import CATEGORIES, CorpusItem, load_corpus
-from guard_corpus.paraphrase_sets import SETS
+from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
 from tracerl.guard import Guard, scan
@@ -206,7 +206,9 @@ def paraphrase() -> None:
     learned detector; the held-out corpus split's jailbreak positives and all its hard
     negatives likewise."""
     held = load_corpus("heldout")
-    sets = dict(SETS)
+    sets = {f"set 1 (dev since), {k}": v for k, v in SETS.items()}
+    sets.update({f"set 2, {k}": v for k, v in SETS_2.items()})
+    sets["set 2, all"] = [x for v in SETS_2.values() for x in v]
     sets["heldout split"] = [(i.text, True) for i in held if i.positive
                              and i.category == "jailbreak"] + [
         (i.text, False) for i in held if not i.positive]

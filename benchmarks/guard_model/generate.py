@@ -75,9 +75,53 @@ def positive(rng: random.Random) -> str:
     return _style(rng, text)
 
 
+_NEAR = (
+    ("{ignore} {things} from {source}; {reason}.",
+     {"ignore": ("Ignore", "Disregard", "Please ignore", "You can ignore", "Skip"),
+      "things": ("any emails", "the alerts", "messages", "the notifications", "calls", "reminders"),
+      "source": ("the old helpdesk address", "the staging server", "unknown numbers", "the test account"),
+      "reason": ("it was retired last week", "they are test alerts", "we are migrating", "they are spam")}),
+    ("The {adj} {doc} {verb} {prev} {what} {when}.",
+     {"adj": ("revised", "new", "updated", "2025"), "doc": ("policy", "handbook", "schedule", "contract", "version"),
+      "verb": ("replaces", "supersedes", "overrides", "cancels"), "prev": ("all previous", "the earlier", "the old"),
+      "what": ("travel guidelines", "rules", "terms", "dates", "instructions"), "when": ("as of March", "from next week", "for all staff")}),
+    ("Your {prev} {thing} was {done}{tail}.",
+     {"prev": ("previous", "earlier", "last"), "thing": ("booking", "order", "subscription", "request", "appointment"),
+      "done": ("cancelled", "replaced", "updated", "revoked"), "tail": (" and the amount refunded", "", " by the system")}),
+    ("New instructions for {people}: {action}.",
+     {"people": ("volunteers", "staff", "drivers", "students", "guests", "reviewers"),
+      "action": ("check in at the blue tent before 8 am", "park behind the building", "submit forms by Friday", "wear your badge")}),
+    ("{our} {ai} {can} {benign}, but {human}.",
+     {"our": ("Our", "The", "This"), "ai": ("AI assistant", "chatbot", "AI tool", "agent", "language model"),
+      "can": ("can", "will", "helps to"), "benign": ("draft replies", "summarise reports", "answer billing questions", "sort tickets"),
+      "human": ("a human approves every message", "staff review the output", "you should check the facts")}),
+    ("If you are using {tool} to {read} this {doc}, {advice}.",
+     {"tool": ("an AI tool", "a screen reader", "the mobile app", "a translation tool", "an assistant"),
+      "read": ("read", "summarise", "translate"), "doc": ("report", "page", "document", "email"),
+      "advice": ("check the numbers against the appendix", "open the PDF version", "see the glossary", "contact support for help")}),
+    ("The attack works by {how} the {who} {that}.",
+     {"how": ("convincing", "tricking", "persuading"), "who": ("assistant", "model", "agent"),
+      "that": ("that its original rules were revoked", "into ignoring its instructions", "to trust a fake header", "that it is in developer mode")}),
+    ("--- BEGIN {what} ---\n{body}",
+     {"what": ("PGP SIGNED MESSAGE", "RELEASE NOTES", "CHANGELOG", "CERTIFICATE REQUEST"),
+      "body": ("Release 4.2 is available.", "Hash: SHA256", "Fixed a crash on start.", "Version bumped to 1.3.")}),
+    ("Never {verb} {what} {where}.",
+     {"verb": ("paste", "forward", "share", "send"), "what": ("untrusted e-mails", "passwords", "API keys", "customer data"),
+      "where": ("into an agent that can pay", "with anyone", "over chat", "to unknown addresses")}),
+)
+
+
+def near_miss(rng: random.Random) -> str:
+    """A benign sentence built like an attack: a person addressed, or an attack described."""
+    template, slots = rng.choice(_NEAR)
+    return template.format(**{k: rng.choice(v) for k, v in slots.items()})
+
+
 def negative(rng: random.Random, corpus: list[str]) -> str:
     """One benign segment."""
     r = rng.random()
+    if r < 0.12:
+        return near_miss(rng)
     if r < 0.35:
         lang = rng.choice(tuple(NEGATIVE))
         return rng.choice(NEGATIVE[lang])
