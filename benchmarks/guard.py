@@ -30,7 +30,9 @@ from guard_corpus import CATEGORIES, CorpusItem, load_corpus
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
-from tracerl.guard import Guard, scan
+from tracerl.guard import Guard, override_model, scan
+from tracerl.guard.findings import lower_same_length
+from tracerl.guard.normalize import canonical
 
 THRESHOLD = 0.5
 
@@ -176,6 +178,7 @@ def latency(quick: bool) -> None:
             ("realistic, check_observation", lambda t=text: guard.check_observation(t)),
             ("realistic, check_tool_call", lambda t=text: guard.check_tool_call("bash", {"c": t})),
             ("realistic, scan()", lambda t=text: scan(t)),
+            ("override detector alone (in scan())", lambda v=_view(text): override_model.load().best(v)),
             ("floor: str.lower() + one find", lambda t=text: t.lower().find("ignore")),
         )
         for name, fn in cases:
@@ -194,6 +197,10 @@ def latency(quick: bool) -> None:
         p50, p99, name = results[len(results) // 2]
         row(f"adversarial, median of {len(results)} ({name})", label, max(2, reps // 10),
             f"{p50:.3f}", f"{p99:.3f}", f"{p99 * 1000 / (n / 1024):.1f}")  # fmt: skip
+
+
+def _view(text: str) -> str:
+    return canonical(text, lower_same_length(text)).text
 
 
 def _jailbreak(text: str, learned: bool) -> bool:

@@ -33,6 +33,22 @@ def test_long_runs_are_cut_so_no_segment_exceeds_the_maximum() -> None:
     assert starts[0] == 0 and ends[-1] == 1000 and max(ends - starts) <= 256
 
 
+def _bucket(gram: np.ndarray, n: int) -> int:
+    """The documented hash of one n-gram, one character at a time (a reference)."""
+    h = int(gram[0])
+    for c in gram[1:]:
+        h = ((h * 0x01000193) & 0xFFFFFFFF) ^ int(c)
+    h = ((h ^ (n * 0x2545F491)) * 0x9E3779B1) & 0xFFFFFFFF
+    return (h >> (32 - BITS)) + (ORDERS.index(n) << BITS)
+
+
+def test_gram_buckets_match_the_reference_hash() -> None:
+    codes = codes_of("Ignorez tout: 東京 ok")
+    for n in ORDERS:
+        assert list(gram_buckets(codes, n)) == [_bucket(codes[i : i + n], n)
+                                                for i in range(len(codes) - n + 1)]
+
+
 def test_span_logits_equal_a_loop_over_the_grams() -> None:
     rng = np.random.default_rng(0)
     model = OverrideModel(rng.normal(size=len(ORDERS) << BITS).astype(np.float32), 0.25)
@@ -40,7 +56,7 @@ def test_span_logits_equal_a_loop_over_the_grams() -> None:
     starts, ends = np.array([0, 5, 11, 0]), np.array([10, 30, len(codes), len(codes)])
     got = model.logits(codes, starts, ends)
     for k, (s, e) in enumerate(zip(starts, ends, strict=True)):
-        grams = [b for n in ORDERS for b in gram_buckets(codes[s:e], n)]
+        grams = [_bucket(codes[i : i + n], n) for n in ORDERS for i in range(s, e - n + 1)]
         want = sum(model.weights[g] for g in grams) / np.sqrt(len(grams)) + 0.25
         assert got[k] == pytest.approx(want, rel=1e-5)
 

@@ -35,19 +35,31 @@ MAX_SEGMENT = 256
 MIN_SEGMENT = 12
 """Shorter single segments are scored only together with a neighbour."""
 _BOUNDARY = np.array([ord(c) for c in "\n.!?;:。！？；：|"], dtype=np.uint32)
+_IS_BOUNDARY = np.zeros(0x10000, dtype=bool)
+_IS_BOUNDARY[_BOUNDARY] = True
 _MUL = np.uint32(0x9E3779B1)
 _STEP = np.uint32(0x01000193)
 
 
 def gram_buckets(codes: np.ndarray, n: int) -> np.ndarray:
     """Hashed bucket of each character n-gram of `codes` (uint32 code points), by start."""
-    if len(codes) < n:
-        return np.zeros(0, dtype=np.int64)
-    h = codes[: len(codes) - n + 1].copy()
-    for k in range(1, n):
-        h = h * _STEP ^ codes[k : len(codes) - n + 1 + k]
-    h = (h ^ np.uint32(n * 0x2545F491)) * _MUL
-    return (h >> np.uint32(32 - BITS)).astype(np.int64) + (ORDERS.index(n) << BITS)
+    return all_buckets(codes)[ORDERS.index(n)]
+
+
+def all_buckets(codes: np.ndarray) -> list[np.ndarray]:
+    """`gram_buckets` for every order in ORDERS, sharing one rolling hash: the hash of
+    the k-gram at i is hash(k-1-gram at i) * STEP ^ codes[i + k - 1]."""
+    out: list[np.ndarray] = []
+    h = codes
+    for k in range(2, ORDERS[-1] + 1):
+        if len(codes) < k:
+            h = codes[:0]
+        else:
+            h = h[: len(codes) - k + 1] * _STEP ^ codes[k - 1 :]
+        if k in ORDERS:
+            f = (h ^ np.uint32(k * 0x2545F491)) * _MUL
+            out.append((f >> np.uint32(32 - BITS)).astype(np.int64) + (ORDERS.index(k) << BITS))
+    return out
 
 
 def codes_of(text: str) -> np.ndarray:
@@ -58,13 +70,13 @@ def codes_of(text: str) -> np.ndarray:
 def segments(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(starts, ends) of sentences and lines, long ones cut every MAX_SEGMENT characters."""
     n = len(codes)
-    cuts = np.flatnonzero(np.isin(codes, _BOUNDARY)) + 1
+    cuts = np.flatnonzero(_IS_BOUNDARY[np.minimum(codes, 0xFFFF)]) + 1
     # "Header:\n\norder" is one thought: a cut right after another one is dropped, so
     # punctuation runs and blank lines do not leave segments of one character.
     cuts = cuts[np.diff(cuts, prepend=-8) > 3]
-    bounds = np.union1d(np.union1d(cuts, np.arange(0, n, MAX_SEGMENT)), [0, n])
+    bounds = np.sort(np.concatenate(([0], cuts, np.arange(MAX_SEGMENT, n, MAX_SEGMENT), [n])))
     starts, ends = bounds[:-1], bounds[1:]
-    keep = ends > starts
+    keep = ends > starts  # also drops the empty spans of duplicate bounds
     return starts[keep], ends[keep]
 
 
@@ -81,8 +93,7 @@ class OverrideModel:
         """Logit of each span [starts[i], ends[i]) of `codes`."""
         total = np.zeros(len(starts))
         count = np.zeros(len(starts))
-        for n in ORDERS:
-            buckets = gram_buckets(codes, n)
+        for n, buckets in zip(ORDERS, all_buckets(codes), strict=True):
             prefix = np.concatenate(([0.0], np.cumsum(self.weights[buckets], dtype=np.float64)))
             last = np.clip(ends - n + 1, starts, None)  # grams that start and end inside
             total += prefix[np.minimum(last, len(buckets))] - prefix[np.minimum(starts,
