@@ -178,7 +178,8 @@ def latency(quick: bool) -> None:
             ("realistic, check_observation", lambda t=text: guard.check_observation(t)),
             ("realistic, check_tool_call", lambda t=text: guard.check_tool_call("bash", {"c": t})),
             ("realistic, scan()", lambda t=text: scan(t)),
-            ("override detector alone (in scan())", lambda v=_view(text): override_model.load().best(v)),
+            ("override detector alone (in scan())",
+             lambda v=_view(text): override_model.load().best(v)),  # noqa: B008
             ("floor: str.lower() + one find", lambda t=text: t.lower().find("ignore")),
         )
         for name, fn in cases:
