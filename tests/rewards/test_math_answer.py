@@ -78,6 +78,7 @@ def test_gold_the_checker_cannot_parse_is_unjudged_not_wrong() -> None:
     assert "gold" in r.details["error"]
 
 
+@pytest.mark.slow  # one session per single call
 def test_a_batch_gives_what_single_calls_give_in_input_order() -> None:
     cases = EQUAL + NOT_EQUAL + [("391", "I do not know."), ("391", "\\boxed{381} or \\boxed{391}")]
     golds, comps = zip(*cases, strict=True)
