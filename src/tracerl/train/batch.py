@@ -112,7 +112,7 @@ def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
     if len(index) == len(rows) or min(lens) < 1 or (
             getattr(decoder, "gradient_checkpointing", False) and decoder.training):
         return None
-    device, (b, length) = input_ids.device, input_ids.shape
+    device, length = input_ids.device, input_ids.shape[1]
     width = max(len(p) for p in index)
     prompt_ids = torch.zeros((len(index), width), dtype=torch.long)
     prompt_mask = torch.zeros((len(index), width), dtype=torch.long)
