@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,10 +127,11 @@ class RunSummary:
     errors: int
 
 
+TRAJECTORY_COLUMNS = ("trace_id, run, step, group_index, sample_index, policy_version, "
+                      "status, reward, task_id, model, start_ns, end_ns")
+"""The `trajectories` index columns in TrajectorySummary's field order."""
 _SPAN_COLUMNS = ("trace_id, span_id, parent_id, name, kind, start_ns, end_ns, status_code, "
                  "status_message, attributes, events, resource, scope")
-_TRAJ_COLUMNS = ("trace_id, run, step, group_index, sample_index, policy_version, status, "
-                 "reward, task_id, model, start_ns, end_ns")
 
 
 def _span_from_row(row: tuple[Any, ...]) -> SpanRecord:
@@ -182,7 +184,7 @@ class TraceStore:
         if tool is not None:
             where.append("trace_id IN (SELECT trace_id FROM tool_calls WHERE tool_name = ?)")
             params.append(tool)
-        sql = f"SELECT {_TRAJ_COLUMNS} FROM trajectories"
+        sql = f"SELECT {TRAJECTORY_COLUMNS} FROM trajectories"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY run, step, group_index, sample_index, start_ns"
@@ -190,6 +192,10 @@ class TraceStore:
             sql += f" LIMIT {int(limit)}"
         rows = self._conn.execute(sql, params).fetchall()
         return [TrajectorySummary(*r) for r in rows]
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one query over the store's tables (query.py builds on this)."""
+        return self._conn.execute(sql, tuple(params)).fetchall()
 
     def resolve_trace_id(self, prefix: str) -> str:
         """A full trace id from a unique prefix (as the CLI shows short ids)."""
