@@ -66,7 +66,7 @@ def emit_trajectory(
     parent = otel.set_span_in_context(root)
     history = list(traj.task.messages)
     prompt_tokens = len(traj.prompt_ids)
-    turn_advantages = action_advantages(traj)
+    turn_advantages = traj.turn_advantages()
     for i, turn in enumerate(traj.turns):
         _emit_turn(tracer, parent, ctx, i, turn, history, prompt_tokens, now,
                    turn_advantages[i] if turn_advantages else None)
@@ -82,18 +82,6 @@ def emit_trajectory(
         _emit_evaluation(tracer, parent, ctx, verdict, end)
     root.end(end_time=end)
     return format(root.get_span_context().trace_id, "032x")
-
-
-def action_advantages(traj: Trajectory) -> list[list[float]] | None:
-    """Each turn's action-token advantages, cut from `traj.advantages` (which is aligned
-    with the response ids); None when credit never wrote any."""
-    if traj.advantages is None:
-        return None
-    out, at = [], 0
-    for turn in traj.turns:
-        out.append(traj.advantages[at:at + len(turn.action_ids)])
-        at += len(turn.action_ids) + len(turn.observation_ids)
-    return out
 
 
 def common_attributes(ctx: RunContext, traj: Trajectory) -> dict[str, Any]:
