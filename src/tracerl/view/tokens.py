@@ -9,7 +9,8 @@ read with the `tokenizers` library alone (no transformers import, no model).
 A piece is the text its token adds to the few tokens before it (decoded with and
 without it), so byte-level tokens that split one character show the character on the
 token that completes it (the others show nothing), and a tokenizer's leading-space
-rules apply as in running text. Decoding a short window rather than the whole prefix keeps a long turn linear.
+rules apply as in running text. Decoding a short window rather than the whole prefix
+keeps a long turn linear.
 """
 
 from __future__ import annotations
