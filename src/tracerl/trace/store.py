@@ -146,11 +146,13 @@ def _span_from_row(row: tuple[Any, ...]) -> SpanRecord:
 class TraceStore:
     """Queries over a trace store file (read side; safe while a writer is running)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, check_same_thread: bool = True):
+        """`check_same_thread=False` lets the connection move between threads (a server
+        whose handlers run on one thread at a time, but not always the same one)."""
         self.path = resolve_store_path(path)
         if not self.path.exists():
             raise FileNotFoundError(f"no trace store at {self.path}")
-        self._conn = connect(self.path)
+        self._conn = connect(self.path, check_same_thread=check_same_thread)
 
     def close(self) -> None:
         self._conn.close()

@@ -5,13 +5,13 @@ and trajectories on the next page load. metrics.jsonl is appended to one line pe
 a line still being written (no newline yet) is left for the next read, and a complete
 line that is not JSON is skipped and counted, never a crash of the page. The trace
 store is opened once, when it exists (a run writes it with its first rollout); SQLite's
-WAL mode lets it be read while training writes it.
+WAL mode lets it be read while training writes it. The app's handlers run one at a
+time (on the event loop), not always on the same thread, hence `check_same_thread=False`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,7 +107,7 @@ class RunFiles:
     def store(self) -> TraceStore | None:
         """The trace store, opened on first use once it exists."""
         if self._store is None and (self.path / STORE_FILENAME).exists():
-            self._store = TraceStore(self.path)
+            self._store = TraceStore(self.path, check_same_thread=False)
         return self._store
 
     def close(self) -> None:
@@ -115,9 +115,3 @@ class RunFiles:
             self._store.close()
             self._store = None
 
-
-def finite(value: Any) -> float | None:
-    """A JSON number as a float, or None (missing, NaN, infinite, a bool or not a number)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
