@@ -7,8 +7,8 @@ tool timings (TOOL spans), Guard decisions (GUARDRAIL spans; only those that act
 reward explanations (EVALUATOR spans).
 
 Each Guard decision is placed where it happened: on the tool call it checked (target
-`tool_call`) or the tool output it checked (`observation`), matched by turn and tool
-name; a decision that matches no tool shows at its turn, or at the end without one.
+`tool_call`) or the tool output it checked (`observation`), matched by turn, tool name
+and order; a decision that matches no tool shows at its turn, or at the end without one.
 """
 
 from __future__ import annotations
@@ -148,11 +148,12 @@ def _tokens(text: TokenText, ids: Sequence[int], advantages: Sequence[float] | N
 def _place(notes: Sequence[GuardNote], results: Sequence[ToolResult]
            ) -> tuple[list[list[GuardNote]], list[GuardNote]]:
     """Each note on the first call of its tool that has no note of its target yet (a call
-    is checked once as a tool call, once as an observation); the rest unplaced."""
+    is checked once as a tool call, once as an observation; an observation decision
+    names no tool, so it goes to the first call without one); the rest unplaced."""
     placed: list[list[GuardNote]] = [[] for _ in results]
     rest = []
     for note in notes:
-        k = next((j for j, r in enumerate(results) if r.call.name == note.tool
+        k = next((j for j, r in enumerate(results) if note.tool in ("", r.call.name)
                   and all(n.target != note.target for n in placed[j])), None)
         (placed[k] if k is not None else rest).append(note)
     return placed, rest
