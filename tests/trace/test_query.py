@@ -72,3 +72,12 @@ def test_bad_status_and_paging_are_errors(store):
         TrajectoryFilter(status="finished")
     with pytest.raises(ValueError, match="limit"):
         find_trajectories(store, limit=0)
+
+
+def test_text_search_sees_trajectories_recorded_after_the_first_search(store, build_trajectory):
+    assert _samples(store, text="fresh words") == []
+    traj = build_trajectory(sample=9)
+    traj.turns[-1].action_text = "some fresh words"
+    with Tracer(store.path) as tracer:
+        tracer.record_trajectory(traj, run="exp", step=4)
+    assert _samples(store, text="FRESH words") == [9]

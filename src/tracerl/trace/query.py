@@ -10,9 +10,14 @@ tables; per-row counts are read for the page's rows only, so a page costs the sa
 whether the run holds a hundred trajectories or a hundred thousand.
 
 Text search is a case-insensitive substring match (ASCII case only, as SQLite's LIKE)
-over the attributes of the LLM spans (the conversation so far and the action) and the
-TOOL spans (each tool output). Attributes are stored as JSON, so the query is matched
-both as typed and JSON-escaped (quotes, backslashes, non-ASCII text).
+over what was said: the task's messages, every action, every tool output and the env's
+own observations. Those texts are a small part of the stored spans (which also hold token
+ids and, on every LLM span, the whole conversation so far), so they are copied once into
+a TEMP table of the reading connection (in memory, never into the store file) and
+topped up from the spans added since, by rowid, before each search: a search reads a few
+MB instead of the whole store, and a run still training is searched up to its last
+span. Messages are kept as JSON, so the query is matched both as typed and
+JSON-escaped (quotes, backslashes, non-ASCII text).
 """
 
 from __future__ import annotations
@@ -81,6 +86,22 @@ class TrajectoryPage:
     limit: int
 
 
+_SEARCH_TABLE = "temp.trace_text"
+_SEARCH_FIELDS = (c.OUTPUT_VALUE, c.RL_TASK_MESSAGES, c.RL_OBSERVATIONS)
+
+
+def refresh_text_index(store: TraceStore) -> None:
+    """Copy the searchable text of spans added since the last call into the TEMP table."""
+    body = " || ' ' || ".join(f"coalesce(json_extract(attributes, '$.\"{f}\"'), '')"
+                              for f in _SEARCH_FIELDS)
+    store.read(f"CREATE TABLE IF NOT EXISTS {_SEARCH_TABLE} "
+               "(span_rowid INTEGER PRIMARY KEY, trace_id TEXT NOT NULL, body TEXT NOT NULL)")
+    store.read(
+        f"INSERT INTO {_SEARCH_TABLE} SELECT rowid, trace_id, {body} FROM spans "
+        f"WHERE rowid > (SELECT coalesce(max(span_rowid), 0) FROM {_SEARCH_TABLE}) "
+        f"AND kind IN ('{c.AGENT}', '{c.LLM}', '{c.TOOL}')")
+
+
 def _like(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
@@ -106,9 +127,8 @@ def _where(f: TrajectoryFilter) -> tuple[str, list[Any]]:
         where.append("reward IS NULL" if f.unjudged else "reward IS NOT NULL")
     if f.text:
         patterns = {_like(f.text), _like(json.dumps(f.text)[1:-1])}
-        likes = " OR ".join("attributes LIKE ? ESCAPE '\\'" for _ in patterns)
-        where.append(f"trace_id IN (SELECT trace_id FROM spans WHERE kind IN "
-                     f"('{c.LLM}', '{c.TOOL}') AND ({likes}))")
+        likes = " OR ".join("body LIKE ? ESCAPE '\\'" for _ in patterns)
+        where.append(f"trace_id IN (SELECT trace_id FROM {_SEARCH_TABLE} WHERE {likes})")
         params.extend(sorted(patterns))
     return (" WHERE " + " AND ".join(where)) if where else "", params
 
@@ -126,6 +146,8 @@ def find_trajectories(store: TraceStore, where: TrajectoryFilter = TrajectoryFil
     sample), with the total count and each row's tool and guard counts."""
     if offset < 0 or limit < 1:
         raise ValueError(f"offset must be >= 0 and limit >= 1, got {offset} and {limit}")
+    if where.text:
+        refresh_text_index(store)
     clause, params = _where(where)
     total = store.read(f"SELECT COUNT(*) FROM trajectories{clause}", params)[0][0]
     rows = store.read(

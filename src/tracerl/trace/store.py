@@ -3,8 +3,12 @@
 Spans land in `spans` (one row each, attributes as JSON). Two small index tables are
 filled from the same spans as they arrive, so the questions asked most often are
 plain indexed queries: `trajectories` (one row per AGENT span: run, step, group,
-reward, status) and `tool_calls` (one row per TOOL span). The writer is
-`SQLiteSpanExporter` (sqlite_exporter.py); this module reads.
+reward, status) and `tool_calls` (one row per TOOL span). Spans are indexed by kind too,
+and tool calls by trace, for the viewer's filters (trace/query.py: "which trajectories
+had a guard decision or a failed tool call" stays an index lookup over thousands of
+trajectories). The indexes are created when a store is opened, so an older store gets
+them the first time a reader or writer opens it. The writer is `SQLiteSpanExporter`
+(sqlite_exporter.py); this module reads.
 
 WAL lets readers (the CLI, evals, a viewer) open the file while training writes it, and
 each exported batch is one transaction: a process killed mid-write loses at most the
@@ -29,6 +33,7 @@ CREATE TABLE IF NOT EXISTS spans (
 );
 CREATE INDEX IF NOT EXISTS spans_trace ON spans(trace_id);
 CREATE INDEX IF NOT EXISTS spans_session ON spans(session);
+CREATE INDEX IF NOT EXISTS spans_kind ON spans(kind, trace_id);
 CREATE TABLE IF NOT EXISTS trajectories (
     trace_id TEXT PRIMARY KEY, run TEXT, step INTEGER, group_index INTEGER,
     sample_index INTEGER, policy_version INTEGER, status TEXT, reward REAL,
@@ -39,6 +44,7 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     span_id TEXT PRIMARY KEY, trace_id TEXT NOT NULL, tool_name TEXT NOT NULL, ok INTEGER
 );
 CREATE INDEX IF NOT EXISTS tool_calls_name ON tool_calls(tool_name, trace_id);
+CREATE INDEX IF NOT EXISTS tool_calls_trace ON tool_calls(trace_id, ok);
 """
 
 STORE_FILENAME = "traces.sqlite"

@@ -163,8 +163,12 @@ class Viewer:
     def view(self, run: RunFiles, trace_id: str) -> TrajectoryView:
         store = self.store(run)
         try:
-            full = store.resolve_trace_id(trace_id)
-            return trajectory_view(store.spans(full), self.token_text(run))
+            # a full id (every link the viewer makes) needs no prefix search over the spans
+            full = trace_id if len(trace_id) == 32 else store.resolve_trace_id(trace_id)
+            spans = store.spans(full)
+            if not spans:
+                raise KeyError(f"no trace {trace_id} in {store.path}")
+            return trajectory_view(spans, self.token_text(run))
         except KeyError as e:
             raise HTTPException(404, str(e.args[0])) from None
         except ValueError as e:

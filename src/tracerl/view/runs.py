@@ -72,6 +72,7 @@ class RunFiles:
         self.path = check_run_dir(path)
         self.index = index
         self._store: TraceStore | None = None
+        self._config: tuple[tuple[int, int], dict[str, Any]] | None = None
 
     @property
     def name(self) -> str:
@@ -87,11 +88,20 @@ class RunFiles:
             return ""
 
     def config(self) -> dict[str, Any]:
+        """config.yaml, parsed again only when the file changes (pages ask for the run's
+        name many times, and YAML parsing is slow)."""
         try:
-            loaded = yaml.safe_load(self.config_text())
-        except yaml.YAMLError:
+            st = (self.path / CONFIG).stat()
+        except FileNotFoundError:
             return {}
-        return loaded if isinstance(loaded, dict) else {}
+        key = (st.st_mtime_ns, st.st_size)
+        if self._config is None or self._config[0] != key:
+            try:
+                loaded = yaml.safe_load(self.config_text())
+            except yaml.YAMLError:
+                loaded = None
+            self._config = (key, loaded if isinstance(loaded, dict) else {})
+        return self._config[1]
 
     def summary(self) -> dict[str, Any] | None:
         """summary.json, written when the run finishes (None before, or when unreadable)."""
