@@ -6,8 +6,9 @@ training trajectories plus 2 x 100 held-out ones. This script makes such a run f
 run's SFT; stored in --run-dir and reused on the next call), serves it with the viewer's
 own server (uvicorn on 127.0.0.1) and times HTTP requests over one keep-alive
 connection: the trajectory list (first page, last page, each filter, text search) and
-trajectory pages (20 trajectories spread over the run). Each figure is the median and
-p95 of --repeat requests after one warm-up.
+trajectory pages (20 trajectories spread over the run), and once the server's first
+text search, which copies the run's text into a TEMP table (trace/query.py). Each
+figure is the median and p95 of --repeat requests after one warm-up.
 
 Baselines measured in the same run, on the same store:
   traces list   `TraceStore.trajectories(run=...)`: every row of the run, as
@@ -80,9 +81,10 @@ def stats(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p95
 
 
-def time_get(conn: http.client.HTTPConnection, path: str, repeat: int) -> list[float]:
+def time_get(conn: http.client.HTTPConnection, path: str, repeat: int,
+             warm_up: bool = True) -> list[float]:
     out = []
-    for k in range(repeat + 1):
+    for k in range(repeat + 1 if warm_up else repeat):
         start = time.perf_counter()
         conn.request("GET", path)
         response = conn.getresponse()
@@ -90,7 +92,7 @@ def time_get(conn: http.client.HTTPConnection, path: str, repeat: int) -> list[f
         elapsed = (time.perf_counter() - start) * 1000.0
         if response.status != 200:
             raise SystemExit(f"GET {path}: {response.status} {body[:200]!r}")
-        if k:  # the first is the warm-up
+        if k or not warm_up:  # the first is the warm-up
             out.append(elapsed)
     return out
 
@@ -132,6 +134,8 @@ def main() -> None:
 
     host, port, stop = serve(args.run_dir)
     conn = http.client.HTTPConnection(host, port)
+    # the first search copies the run's text into the connection's TEMP table
+    first_search = time_get(conn, "/r/0/?q=calculator", 1, warm_up=False)[0]
     lists = {
         "list, first page": "/r/0/",
         f"list, last page ({last_page})": f"/r/0/?page={last_page}",
@@ -146,6 +150,7 @@ def main() -> None:
     rows = [(label, stats(time_get(conn, path, args.repeat))) for label, path in lists.items()]
     pages = [ms for tid in picks for ms in time_get(conn, f"/r/0/t/{tid}", 1)]
     rows.append(("trajectory page (20 trajectories)", stats(pages)))
+    rows.append(("first text search of the server", (first_search, first_search)))
     rows.append(("run page /", stats(time_get(conn, "/", args.repeat))))
     rows.append(("curves /api/charts", stats(time_get(conn, "/api/charts", args.repeat))))
     conn.close()

@@ -49,7 +49,8 @@ def test_the_list_filters_and_says_what_was_wrong(client, runs):
     html = client.get("/r/0/", params={"guard": "yes"}).text
     assert f"{guarded} trajectories match" in html and len(_trace_ids(html, 0)) == guarded
     bad = client.get("/r/0/", params={"min_reward": "high"})
-    assert bad.status_code == 400 and "min_reward: expected a number, got &#39;high&#39;" in bad.text
+    assert bad.status_code == 400
+    assert "min_reward: expected a number, got &#39;high&#39;" in bad.text
     assert client.get("/r/0/", params={"status": "finished"}).status_code == 400
     assert client.get("/r/7/").status_code == 404
 

@@ -63,21 +63,43 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context(viewport={"width": 1300, "height": 900},
-                                  base_url=server)
-    pg = context.new_page()
-    dialogs: list[str] = []
-    pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.on("request", lambda r: errors.append(f"off-line request {r.url}")
-          if not r.url.startswith(server) else None)
-    yield pg
+@pytest.fixture(scope="module")
+def context(browser, server):
+    context = browser.new_context(viewport={"width": 1300, "height": 900}, base_url=server)
+    yield context
     context.close()
-    assert dialogs == [], "a script from the run's text ran"
-    assert errors == []
+
+
+def _watched(context, server: str):
+    """A new page, and the list its listeners fill with what must never happen: a dialog
+    (a script from the run's text ran), a script error, a request off this server."""
+    pg = context.new_page()
+    problems: list[str] = []
+    pg.on("dialog", lambda d: (problems.append(f"dialog {d.message}"), d.dismiss()))
+    pg.on("pageerror", lambda e: problems.append(f"script error {e}"))
+    pg.on("request", lambda r: problems.append(f"off-line request {r.url}")
+          if not r.url.startswith(server) else None)
+    return pg, problems
+
+
+@pytest.fixture
+def page(context, server):
+    pg, problems = _watched(context, server)
+    yield pg
+    pg.close()
+    assert problems == []
+
+
+@pytest.fixture(scope="module")
+def trajectory(context, server):
+    """One guarded, trained trajectory of the REINFORCE++ run, opened from the list."""
+    pg, problems = _watched(context, server)
+    pg.goto("/r/1/?guard=yes")
+    pg.click("#trajectories a.open >> nth=0")
+    pg.wait_for_selector(".tokens.sampled")
+    yield pg
+    pg.close()
+    assert problems == []
 
 
 def test_run_page_draws_the_curves_of_both_runs(page, shots):
@@ -110,42 +132,34 @@ def test_the_list_filters_by_guard_and_searches_text(page, shots):
     page.screenshot(path=shots / "list-filtered.png", full_page=True)
 
 
-def _open_guarded_trajectory(page) -> None:
-    page.goto("/r/1/?guard=yes")
-    page.click("#trajectories a.open >> nth=0")
-    page.wait_for_selector(".tokens.sampled")
-
-
-def test_tokens_are_coloured_by_advantage_and_by_logprob_on_a_toggle(page, shots):
-    _open_guarded_trajectory(page)
-    background = ("els => els.map(e => getComputedStyle(e).backgroundColor)")
-    sampled = page.locator(".tokens.sampled .tok")
+def test_tokens_are_coloured_by_advantage_and_by_logprob_on_a_toggle(trajectory, shots):
+    background = "els => els.map(e => getComputedStyle(e).backgroundColor)"
+    sampled = trajectory.locator(".tokens.sampled .tok")
     by_advantage = sampled.evaluate_all(background)
     assert any(c.startswith(("rgba(22, 163, 74", "rgba(220, 38, 38")) for c in by_advantage)
-    masked = page.locator(".tok.masked")
+    masked = trajectory.locator(".tok.masked")
     assert masked.count() > 0
-    assert "line-through" in masked.first.evaluate("e => getComputedStyle(e).textDecorationLine")
-    page.screenshot(path=shots / "trajectory-advantage.png", full_page=True)
-    page.check("#show-logprob")
-    by_logprob = sampled.evaluate_all(background)
-    assert all(c.startswith("rgba(37, 99, 235") for c in by_logprob)
-    page.screenshot(path=shots / "trajectory-logprob.png", full_page=True)
+    assert masked.first.evaluate("e => getComputedStyle(e).textDecorationLine") == "line-through"
+    trajectory.screenshot(path=shots / "trajectory-advantage.png", full_page=True)
+    trajectory.check("#show-logprob")
+    try:
+        assert all(c.startswith("rgba(37, 99, 235") for c in sampled.evaluate_all(background))
+        trajectory.screenshot(path=shots / "trajectory-logprob.png", full_page=True)
+    finally:
+        trajectory.uncheck("#show-logprob")
 
 
-def test_guard_decisions_are_highlighted_on_the_tool_call(page):
-    _open_guarded_trajectory(page)
-    tool = page.locator(".tool.guarded").first
+def test_guard_decisions_are_highlighted_on_the_tool_call(trajectory):
+    tool = trajectory.locator(".tool.guarded").first
     assert tool.is_visible()
-    outline = tool.evaluate("e => getComputedStyle(e).outlineStyle")
-    assert outline == "solid"
+    assert tool.evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
     assert "guard:" in tool.locator(".guard-note .badge.guard").first.inner_text()
 
 
-def test_script_and_html_in_the_run_render_as_text(page):
-    _open_guarded_trajectory(page)
-    assert page.title().endswith("tracerl view")  # the tool output's script set no title
-    assert page.locator("main script, main img, main b").count() == 0
-    text = page.locator("main").inner_text()
+def test_script_and_html_in_the_run_render_as_text(trajectory):
+    assert trajectory.title().endswith("tracerl view")  # the tool output's script set none
+    assert trajectory.locator("main script, main img, main b").count() == 0
+    text = trajectory.locator("main").inner_text()
     assert '<script>document.title="pwned"</script>' in text
     assert "<img src=x onerror=alert(1)>" in text
 
