@@ -1,7 +1,8 @@
 """The method names the config accepts, without importing torch.
 
 Each name is a key of one table: KL estimators of `kl_estimate`, loss aggregations of
-`aggregate`, advantage estimators, policy losses and importance-sampling levels of tracerl.train.methods (a test
+`aggregate`, advantage estimators, policy losses and importance-sampling levels of
+tracerl.train.methods (a test
 checks that the names here and the tables agree).
 """
 

@@ -22,6 +22,7 @@ sampler call.
 from __future__ import annotations
 
 import asyncio
+import functools
 import queue
 import threading
 import traceback
@@ -192,7 +193,7 @@ class StreamingRollout:
                 for ep, sample in zip(ready, samples, strict=True):
                     busy.add(id(ep))
                     task = asyncio.create_task(self.runner._step(ep, sample, cfg))
-                    task.add_done_callback(lambda _, key=id(ep): busy.discard(key))
+                    task.add_done_callback(functools.partial(_release, busy, id(ep)))
                     task.add_done_callback(steps.discard)
                     steps.add(task)
                 await asyncio.sleep(0)  # let the new env steps start their tool calls
@@ -220,6 +221,10 @@ class StreamingRollout:
                 g.job.task, [ep.trajectory for ep in g.episodes])))
             self.stats.groups += 1
         return keep
+
+
+def _release(busy: set[int], key: int, _: asyncio.Task[None]) -> None:
+    busy.discard(key)
 
 
 def group_version(group: Group) -> int:

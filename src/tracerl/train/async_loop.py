@@ -43,9 +43,10 @@ from tracerl.rollout.stream import Finished, Job, group_version
 from tracerl.runtime.base import RolloutPool
 from tracerl.runtime.local import LocalRollouts
 from tracerl.train.config import TrainConfig
+from tracerl.train.configlib import ConfigError
 from tracerl.train.metrics import RLStepMetrics, StepTimes
 from tracerl.train.rl_step import RLStep
-from tracerl.train.runner import build_runner
+from tracerl.train.runner import build_runner, build_task_family
 from tracerl.train.step import StepResult, step_seed
 from tracerl.types import Group, Status, Task
 
@@ -74,30 +75,35 @@ class AsyncState:
 @dataclass(frozen=True)
 class WorkerRunner:
     """Builds a rollout worker's runner: its own copy of the policy, seeded per worker
-    (a RunnerFactory; pickled to Ray actors)."""
+    (a RunnerFactory; pickled to Ray actors, which build the family from the config:
+    its guard holds locks that do not pickle)."""
 
     config: TrainConfig
     policy: Policy
-    family: TaskFamily
+    family: TaskFamily | None = None
+    """None: `build_task_family(config)` in the worker."""
 
     def __call__(self, worker: int) -> RolloutRunner:
+        family = self.family if self.family is not None else build_task_family(self.config)
         policy = copy.copy(self.policy)
         policy.model = copy.deepcopy(self.policy.model)
         policy.model.eval()
         sampler = TransformersSampler(policy.model, policy.pad_id,
                                       seed=self.config.seed * 1009 + worker + 1,
                                       tokenizer=policy.tokenizer)
-        return build_runner(self.config, policy, self.family, sampler)
+        return build_runner(self.config, policy, family, sampler)
 
 
-def make_pool(config: TrainConfig, factory: WorkerRunner) -> RolloutPool:
+def make_pool(config: TrainConfig, factory: WorkerRunner, family: TaskFamily) -> RolloutPool:
     """runtime=local: a worker thread; runtime=ray: actors (needs `tracerl[ray]`)."""
     capacity = config.rl.buffer_capacity
     if config.runtime == "ray":
-        # ray is an optional extra: imported only when the run asks for it.
-        from tracerl.runtime.ray import RayRollouts
+        try:  # ray is an optional extra: imported only when the run asks for it
+            from tracerl.runtime.ray import RayRollouts
+        except ModuleNotFoundError as e:
+            raise ConfigError("runtime=ray needs Ray: pip install 'tracerl[ray]'") from e
 
-        return RayRollouts(factory, config.ray, capacity, factory.family.reward)
+        return RayRollouts(factory, config.ray, capacity, family.reward)
     return LocalRollouts(factory, capacity)
 
 
@@ -256,5 +262,7 @@ def start_async(learner: RLStep, optimizer: torch.optim.Optimizer, family: TaskF
                 config: TrainConfig, checkpoint: Path | None) -> AsyncRL:
     """The async loop of an RL stage, resumed from `checkpoint`'s async state if any."""
     state, buffered = AsyncRL.load(checkpoint) if checkpoint is not None else (None, [])
-    pool = make_pool(config, WorkerRunner(config, learner.policy, family))
+    remote = config.runtime == "ray"
+    factory = WorkerRunner(config, learner.policy, None if remote else family)
+    pool = make_pool(config, factory, family)
     return AsyncRL(learner, optimizer, family, pool, state, buffered)
