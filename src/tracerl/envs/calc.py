@@ -200,7 +200,7 @@ class CalcConfig:
     """Fraction of demonstrations that answer without the tool (imperfect cold start)."""
     format_weight: float = 0.0
     """Weight of the format term in the outcome reward (0 = correctness only)."""
-    tool_latency: str = ""
+    tool_latency: str | float = ""
     """Added latency of every calculator call, in ms: 200, uniform:100:300,
     exponential:200 or lognormal:200:0.5 ('' = none; models a slow API)."""
 

@@ -267,7 +267,7 @@ class MazeConfig:
     """Moves allowed beyond the distance before the episode is truncated."""
     detour_prob: float = 0.1
     """Chance per demonstration step of a wasted step out and back (imperfect SFT)."""
-    tool_latency: str = ""
+    tool_latency: str | float = ""
     """Added latency of every move call, in ms: 200, uniform:100:300, exponential:200 or
     lognormal:200:0.5 ('' = none; models a slow API)."""
 

@@ -14,9 +14,12 @@ A weight sync is applied between two sampler calls, never during one, so an epis
 flight samples its next turn with the new weights, and each Turn records the policy
 version that sampled it (partial rollouts, as in AReaL).
 
-The sampler runs on the loop's thread, as in the runner; while it samples, tool calls
-already started go on in their threads or awaits, and their episodes rejoin the next
-sampler call.
+The sampler runs on one persistent thread of its own (the runner samples on the loop's
+thread): here env steps are in flight while it samples, and a sampler call that held
+the loop for seconds would fire their timeouts late, turning slow sampling into
+spurious tool timeouts. One thread for the stream's life also keeps a single OpenMP
+team (a fresh thread per call cost 2-3x, docs/benchmarks.md). Episodes whose tool calls
+finish during a sampler call join the next one.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import queue
 import threading
 import traceback
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +102,7 @@ class StreamingRollout:
         self._weights: tuple[list[tuple[str, Any]], int] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._sampler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracerl-sampler")
 
     # -- the learner's side (any thread) -------------------------------------------------
     def submit(self, jobs: Iterable[Job]) -> None:
@@ -142,6 +147,8 @@ class StreamingRollout:
             asyncio.run(self._loop())
         except Exception:
             self.error = traceback.format_exc()
+        finally:
+            self._sampler.shutdown(wait=False)
 
     # -- the loop (its own thread) -------------------------------------------------------
     def _apply_weights(self) -> None:
@@ -187,7 +194,8 @@ class StreamingRollout:
             if ready:
                 for ep in ready:
                     ep.version = self.version
-                samples = self.runner._sample(ready, cfg)
+                samples = await asyncio.get_running_loop().run_in_executor(
+                    self._sampler, self.runner._sample, ready, cfg)
                 self.stats.sample_calls += 1
                 self.stats.sampled_rows += len(ready)
                 for ep, sample in zip(ready, samples, strict=True):

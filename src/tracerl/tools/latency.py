@@ -47,10 +47,11 @@ class LatencyProfile:
             raise ValueError(f"uniform latency needs low <= high, got {self.a} > {self.b}")
 
     @classmethod
-    def parse(cls, text: str) -> LatencyProfile:
-        """A profile from its text form (module docstring); a clear error otherwise."""
-        text = text.strip()
-        if text in ("", "0", "none"):
+    def parse(cls, spec: str | float) -> LatencyProfile:
+        """A profile from its text form (module docstring; a number is fixed ms); a clear
+        error otherwise."""
+        text = str(spec).strip()
+        if text in ("", "0", "0.0", "none"):
             return cls()
         head, *rest = text.split(":")
         try:
@@ -71,16 +72,22 @@ class LatencyProfile:
 
     @property
     def mean_ms(self) -> float:
-        return {"none": 0.0, "fixed": self.a, "uniform": (self.a + self.b) / 2,
-                "exponential": self.a,
-                "lognormal": self.a * math.exp(self.b ** 2 / 2)}[self.kind]
+        if self.kind == "uniform":
+            return (self.a + self.b) / 2
+        if self.kind == "lognormal":
+            return self.a * math.exp(self.b ** 2 / 2)
+        return self.a if self.enabled else 0.0
 
     def sample_s(self, rng: random.Random) -> float:
         """One call's added latency, in seconds."""
-        ms = {"none": lambda: 0.0, "fixed": lambda: self.a,
-              "uniform": lambda: rng.uniform(self.a, self.b),
-              "exponential": lambda: rng.expovariate(1 / self.a) if self.a else 0.0,
-              "lognormal": lambda: self.a * math.exp(rng.gauss(0.0, self.b))}[self.kind]()
+        if self.kind == "uniform":
+            ms = rng.uniform(self.a, self.b)
+        elif self.kind == "exponential":
+            ms = rng.expovariate(1 / self.a) if self.a else 0.0
+        elif self.kind == "lognormal":
+            ms = self.a * math.exp(rng.gauss(0.0, self.b))
+        else:
+            ms = self.a if self.enabled else 0.0
         return ms / 1000.0
 
 
