@@ -31,8 +31,9 @@ import time
 from pathlib import Path
 
 BASE = ["rl.tasks_per_step=4", "rl.group_size=4", "rl.max_turns=3",
-        "rl.drop_uniform_groups=false", "eval.tasks=100", "log.progress=false", "log.tensorboard=false", "trace.enabled=false",
-        "threads=1", "stages=[rl]", "log.checkpoint_every=1000"]
+        "rl.drop_uniform_groups=false", "eval.tasks=100", "log.progress=false",
+        "log.tensorboard=false", "trace.enabled=false", "threads=1", "stages=[rl]",
+        "log.checkpoint_every=1000"]
 
 
 def _train(model: str, overrides: list[str], out: str) -> dict[str, float]:
@@ -58,6 +59,7 @@ def _train(model: str, overrides: list[str], out: str) -> dict[str, float]:
             "update_s": statistics.mean(r["update_s"] for r in rl),
             "sync_s": statistics.mean(r.get("weight_sync_s", 0.0) for r in rl),
             "staleness": statistics.mean(r.get("staleness_mean", 0.0) for r in rl),
+            "wait_s": statistics.mean(r["rollout_s"] for r in rl),
             "stale": rl[-1].get("stale_groups", 0.0), "tool_use": statistics.mean(
                 r["tool_use"] for r in rl)}
 
@@ -122,7 +124,8 @@ def main() -> None:
             r = run(model, [*common, f"seed={seed}", *extra], tmp / f"{mode}-{seed}")
             results[mode].append(r)
             print(f"seed {seed} {mode:5s}: {r['traj_s']:6.1f} traj/s  held-out success "
-                  f"{r['success']:.2f}  peak RSS {r['rss_mb']:5.0f} MB  update "
+                  f"{r['success']:.2f}  peak RSS {r['rss_mb']:5.0f} MB  rollout/wait "
+                  f"{r['wait_s']:5.2f} s  update "
                   f"{r['update_s'] * 1e3:5.0f} ms  sync {r['sync_s'] * 1e3:4.1f} ms  "
                   f"staleness {r['staleness']:.2f}  stale groups {r['stale']:.0f}  "
                   f"({time.perf_counter() - t0:.0f} s)")
