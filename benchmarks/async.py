@@ -14,8 +14,10 @@ estimates 8 and 64 workers.
 Without --model it first makes a tool-using policy with a short SFT of the tiny model
 (sft.demos=3000, a few minutes). Throughput is trajectories trained per second of RL
 step time (sync: rollout + update; async: waiting for groups + update + weight sync);
-held-out success is `eval.tasks` tasks at the end. The ratio is printed last:
-`async/sync throughput: N.NNx`.
+held-out success is `eval.tasks` tasks at the end. Step 1 is left out of the
+throughput in both modes (in async it also waits for the worker process to start).
+Peak RSS is the learner's process; the async worker's (a child) is shown beside it.
+The ratio is printed last: `async/sync throughput: N.NNx`.
 """
 
 from __future__ import annotations
@@ -51,11 +53,12 @@ def _train(model: str, overrides: list[str], out: str) -> dict[str, float]:
     policy = load_policy(resolve(Path(model))[0], name="tiny")
     summary = Trainer(cfg, run_dir=out, policy=policy).run()
     rows = [json.loads(line) for line in (Path(out) / "metrics.jsonl").read_text().splitlines()]
-    rl = [r for r in rows if r["stage"] == "rl"]
+    rl = [r for r in rows if r["stage"] == "rl"][1:]  # step 1 also starts the workers
     step_s = sum(r["rollout_s"] + r["update_s"] + r.get("weight_sync_s", 0.0) for r in rl)
     trajs = len(rl) * cfg.rl.tasks_per_step * cfg.rl.group_size
     return {"traj_s": trajs / step_s, "success": summary.success_after,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
             "update_s": statistics.mean(r["update_s"] for r in rl),
             "sync_s": statistics.mean(r.get("weight_sync_s", 0.0) for r in rl),
             "staleness": statistics.mean(r.get("staleness_mean", 0.0) for r in rl),
@@ -64,10 +67,19 @@ def _train(model: str, overrides: list[str], out: str) -> dict[str, float]:
                 r["tool_use"] for r in rl)}
 
 
+def _child(model: str, overrides: list[str], out: str, results: mp.Queue) -> None:
+    results.put(_train(model, overrides, out))
+
+
 def run(model: str, overrides: list[str], out: Path) -> dict[str, float]:
+    """`_train` in a fresh process (not a Pool's: the async worker is its child)."""
     ctx = mp.get_context("spawn")
-    with ctx.Pool(1) as pool:
-        return pool.apply(_train, (model, overrides, str(out)))
+    results = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(model, overrides, str(out), results))
+    proc.start()
+    result = results.get()
+    proc.join()
+    return result
 
 
 def _sft_policy(tmp: Path) -> str:
@@ -124,7 +136,8 @@ def main() -> None:
             r = run(model, [*common, f"seed={seed}", *extra], tmp / f"{mode}-{seed}")
             results[mode].append(r)
             print(f"seed {seed} {mode:5s}: {r['traj_s']:6.1f} traj/s  held-out success "
-                  f"{r['success']:.2f}  peak RSS {r['rss_mb']:5.0f} MB  rollout/wait "
+                  f"{r['success']:.2f}  peak RSS {r['rss_mb']:5.0f} MB (+ worker "
+                  f"{r['worker_rss_mb']:4.0f} MB)  rollout/wait "
                   f"{r['wait_s']:5.2f} s  update "
                   f"{r['update_s'] * 1e3:5.0f} ms  sync {r['sync_s'] * 1e3:4.1f} ms  "
                   f"staleness {r['staleness']:.2f}  stale groups {r['stale']:.0f}  "

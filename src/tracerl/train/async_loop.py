@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import json
+import multiprocessing as mp
 import pickle
 import time
 from dataclasses import asdict, dataclass, field
@@ -41,7 +42,7 @@ from tracerl.rollout.buffer import GroupBuffer
 from tracerl.rollout.runner import RolloutRunner, RolloutStats
 from tracerl.rollout.stream import Finished, Job, group_version
 from tracerl.runtime.base import RolloutPool
-from tracerl.runtime.local import LocalRollouts
+from tracerl.runtime.local import LocalRollouts, ProcessRollouts
 from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import ConfigError
 from tracerl.train.metrics import RLStepMetrics, StepTimes
@@ -95,7 +96,8 @@ class WorkerRunner:
 
 
 def make_pool(config: TrainConfig, factory: WorkerRunner, family: TaskFamily) -> RolloutPool:
-    """runtime=local: a worker thread; runtime=ray: actors (needs `tracerl[ray]`)."""
+    """runtime=local: a worker process (a thread when the factory cannot be pickled);
+    runtime=ray: actors (needs `tracerl[ray]`)."""
     capacity = config.rl.buffer_capacity
     if config.runtime == "ray":
         try:  # ray is an optional extra: imported only when the run asks for it
@@ -104,7 +106,14 @@ def make_pool(config: TrainConfig, factory: WorkerRunner, family: TaskFamily) ->
             raise ConfigError("runtime=ray needs Ray: pip install 'tracerl[ray]'") from e
 
         return RayRollouts(factory, config.ray, capacity, family.reward)
-    return LocalRollouts(factory, capacity)
+    if mp.current_process().daemon:  # a daemonic process may not start children
+        return LocalRollouts(factory, capacity)
+    if factory.family is not None:
+        try:
+            pickle.dumps(factory.family)
+        except Exception:  # a family from Python that holds locks or lambdas: a thread
+            return LocalRollouts(factory, capacity)
+    return ProcessRollouts(factory, capacity)
 
 
 def step_stats(groups: list[Group], sample_seconds: float, tokens: int) -> RolloutStats:
@@ -259,10 +268,14 @@ def replace_requeue(state: AsyncState, requeue: list[int]) -> AsyncState:
 
 
 def start_async(learner: RLStep, optimizer: torch.optim.Optimizer, family: TaskFamily,
-                config: TrainConfig, checkpoint: Path | None) -> AsyncRL:
-    """The async loop of an RL stage, resumed from `checkpoint`'s async state if any."""
+                config: TrainConfig, checkpoint: Path | None,
+                rebuild_family: bool = True) -> AsyncRL:
+    """The async loop of an RL stage, resumed from `checkpoint`'s async state if any.
+
+    With `rebuild_family` the workers build the family from the config (its guard holds
+    locks that do not pickle); otherwise (a family passed from Python) they are given it.
+    """
     state, buffered = AsyncRL.load(checkpoint) if checkpoint is not None else (None, [])
-    remote = config.runtime == "ray"
-    factory = WorkerRunner(config, learner.policy, None if remote else family)
+    factory = WorkerRunner(config, learner.policy, None if rebuild_family else family)
     pool = make_pool(config, factory, family)
     return AsyncRL(learner, optimizer, family, pool, state, buffered)

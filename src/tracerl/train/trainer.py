@@ -113,6 +113,8 @@ class Trainer:
             config = self._record_family(config, family)
         write_config(self.run_dir, config)
         self.family = family if family is not None else build_task_family(config)
+        # a rollout worker process can rebuild the family from config.yaml
+        self._family_from_config = family is None or ":" in config.task.family
         self._warn_episode_length()
         self.renderer = ChatRenderer(self.policy.tokenizer)
         self.runner = build_runner(config, self.policy, self.family, self.sampler)
@@ -300,7 +302,8 @@ class Trainer:
             self.optimizer_state = None
         if cfg.mode == "async":
             resumed = latest if self.state.rl_step > 0 else None
-            self.async_rl = start_async(self.rl, self.optimizer, self.family, self.cfg, resumed)
+            self.async_rl = start_async(self.rl, self.optimizer, self.family, self.cfg, resumed,
+                                        rebuild_family=self._family_from_config)
         try:
             self._rl_loop()
         finally:
