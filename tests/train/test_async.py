@@ -27,6 +27,19 @@ TINY = ["tiny.hidden_size=32", "tiny.layers=1", "tiny.heads=2", "tiny.intermedia
         "rl.drop_uniform_groups=false"]
 
 
+def _children(pid: int) -> list[int]:
+    """Live child processes of `pid` (from /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except (OSError, ValueError):
+            continue
+        if entry.isdigit() and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append(int(entry))
+    return out
+
+
 def _records(run: Path, stage: str = "rl") -> list[dict]:
     rows = map(json.loads, (run / "metrics.jsonl").read_text().splitlines())
     return [r for r in rows if r["stage"] == stage]
@@ -57,9 +70,15 @@ def test_a_killed_async_run_resumes_without_repeating_or_losing_a_group(tmp_path
                     int(ck.name[-6:]) >= 4 and (ck / STATE_FILE).is_file():
                 break
             time.sleep(0.2)
+        workers = _children(proc.pid)
         proc.send_signal(signal.SIGKILL)  # no handler, no final checkpoint
     finally:
         proc.wait(30)
+    assert workers  # the rollout worker process
+    deadline = time.time() + 30
+    while time.time() < deadline and any(Path(f"/proc/{w}").exists() for w in workers):
+        time.sleep(0.2)
+    assert not any(Path(f"/proc/{w}").exists() for w in workers)  # no orphan worker
     killed = latest_checkpoint(run)
     assert killed is not None and (killed / BUFFER_FILE).is_file()
     before, _ = AsyncRL.load(killed)

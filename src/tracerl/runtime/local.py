@@ -11,6 +11,7 @@ no other): the error is raised with its traceback.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue
 import time
 from typing import Any
@@ -57,8 +58,9 @@ class LocalRollouts:
 
 
 def _serve(factory: RunnerFactory, max_groups: int, threads: int, inbox: Any,
-           outbox: Any) -> None:
-    """The worker process: a StreamingRollout, fed and drained through two queues."""
+           outbox: Any, parent: int) -> None:
+    """The worker process: a StreamingRollout, fed and drained through two queues. It
+    stops with the learner, even one killed without a word (SIGKILL)."""
     import torch
 
     torch.set_num_threads(threads)
@@ -70,7 +72,7 @@ def _serve(factory: RunnerFactory, max_groups: int, threads: int, inbox: Any,
             kind, payload = inbox.get(timeout=SERVE_POLL_S)
         except queue.Empty:
             kind, payload = "", None
-        if kind == "stop":
+        if kind == "stop" or os.getppid() != parent:
             break
         if kind == "jobs":
             stream.submit(payload)
@@ -104,7 +106,7 @@ class ProcessRollouts:
         self._inbox, self._outbox = ctx.Queue(), ctx.Queue()
         self.process = ctx.Process(target=_serve, name="tracerl-rollout", daemon=True,
                                    args=(factory, max_groups, threads, self._inbox,
-                                         self._outbox))
+                                         self._outbox, os.getpid()))
         self.process.start()
         self._counters = (0.0, 0, 0)
 
