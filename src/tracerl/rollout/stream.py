@@ -40,6 +40,9 @@ from tracerl.types import Group, Task
 
 IDLE_POLL_S = 0.002
 """How often an idle stream looks for new jobs or weights."""
+KEEP_ERRORS = 100
+"""Tracebacks kept (newest) by a stream that runs for the whole stage; every trajectory
+still carries its own error."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +231,7 @@ class StreamingRollout:
             self._done.put(Finished(g.job.index, Group(
                 g.job.task, [ep.trajectory for ep in g.episodes])))
             self.stats.groups += 1
+        del self.runner.stats.errors[:-KEEP_ERRORS], self.stats.errors[:-KEEP_ERRORS]
         return keep
 
 
