@@ -96,8 +96,8 @@ class ProcessRollouts:
 
     A thread in the learner's process shares its GIL: with a small model, whose update
     and sampling are mostly Python dispatch, the two then take turns instead of
-    overlapping (measured: the update ran 3.8x slower beside a sampling thread,
-    docs/benchmarks.md). A process samples in parallel for real; jobs, weights and
+    overlapping (measured under load: the update ran 2.4-3.8x slower beside a sampling
+    thread). A process samples in parallel for real; jobs, weights and
     finished groups cross by pickling through two queues.
     """
 

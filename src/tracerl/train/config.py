@@ -299,9 +299,9 @@ class TrainConfig:
     device: str = "cpu"
     """Torch device: cpu, cuda, cuda:0, ..."""
     runtime: Literal["local", "ray"] = "local"
-    """Where an async RL run's parts run: local (rollout worker threads in this process)
-    or ray (rollout, reward and learner actors; needs pip install 'tracerl[ray]' and
-    rl.mode=async; the `ray` section places them)."""
+    """Where an async RL run's rollout workers run: local (one worker process beside the
+    learner) or ray (rollout and reward worker actors, the learner in this driver; needs
+    pip install 'tracerl[ray]' and rl.mode=async; the `ray` section places them)."""
     threads: int = 0
     """Torch CPU threads (0 = auto: the cores not already busy, at least 1; see
     docs/benchmarks.md "Threads")."""
