@@ -119,3 +119,19 @@ def test_async_settings_are_checked():
         load(TrainConfig, None, ["runtime=ray"])
     with pytest.raises(configlib.ConfigError, match="rl.tis_level"):
         load(TrainConfig, None, ["rl.tis_level=word"])
+
+
+def test_a_family_that_cannot_travel_keeps_its_worker_in_this_process(tiny_policy):
+    from tracerl.envs.calc import CalcFamily
+    from tracerl.guard.config import GuardConfig
+    from tracerl.guard.pipeline import Guard
+    from tracerl.runtime.local import LocalRollouts
+    from tracerl.train.async_loop import WorkerRunner, make_pool
+
+    cfg = configlib.load(TrainConfig, None, ["rl.mode=async"])
+    family = CalcFamily(calls=1, guard=Guard(GuardConfig()))  # its guard holds locks
+    pool = make_pool(cfg, WorkerRunner(cfg, tiny_policy, family), family)
+    try:
+        assert isinstance(pool, LocalRollouts) and pool.counters().workers == 1
+    finally:
+        pool.close()
