@@ -22,12 +22,13 @@ recomputes (behaviour logprobs for importance ratios).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from tracerl.policy.sampling import Sample, SamplingParams
+from tracerl.policy.weights import load_named
 
 
 def _choose(logits: torch.Tensor, p: SamplingParams,
@@ -124,6 +125,11 @@ class TransformersSampler:
         self.generator: torch.Generator | None = None
         if seed is not None:
             self.generator = torch.Generator().manual_seed(seed)
+
+    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
+        """Weight sync (tracerl.policy.sampling.WeightSync): copy the learner's trained
+        tensors into this sampler's model, between two `generate` calls."""
+        load_named(self.model, weights)
 
     @torch.no_grad()
     def generate(self, contexts: list[list[int]], params: SamplingParams,

@@ -59,6 +59,8 @@ class _Episode:
     messages: list[Message]
     context: list[int]
     live: bool = True
+    version: int = 0
+    """The policy version of the sampler's weights for the next turn."""
 
     @property
     def used(self) -> int:
@@ -202,9 +204,10 @@ class RolloutRunner:
         prompt = self.renderer.prompt_ids(messages, tools)
         traj = Trajectory(task=task, prompt_ids=prompt, group_index=group,
                           sample_index=sample, policy_version=version, tools=tools)
-        return _Episode(env, traj, list(messages), list(prompt))
+        return _Episode(env, traj, list(messages), list(prompt), version=version)
 
-    async def _advance(self, live: list[_Episode], cfg: RolloutConfig) -> None:
+    def _sample(self, live: list[_Episode], cfg: RolloutConfig) -> list[Sample]:
+        """One batched sampler call for the next action of every episode in `live`."""
         budgets = [min(cfg.max_turn_tokens, cfg.max_response_tokens - ep.used) for ep in live]
         params = SamplingParams(cfg.temperature, cfg.top_p, cfg.max_turn_tokens, self.stop_ids,
                                 self.renderer.stop_strings)
@@ -212,6 +215,10 @@ class RolloutRunner:
         # On this thread, not asyncio.to_thread: see the module docstring.
         samples = self.sampler.generate([ep.context for ep in live], params, budgets)
         self.stats.sample_seconds += time.perf_counter() - t0
+        return samples
+
+    async def _advance(self, live: list[_Episode], cfg: RolloutConfig) -> None:
+        samples = self._sample(live, cfg)
         t0 = time.perf_counter()
         await asyncio.gather(*(self._step(ep, s, cfg)
                                for ep, s in zip(live, samples, strict=True)))
@@ -222,7 +229,8 @@ class RolloutRunner:
         text = self.renderer.decode(sample.ids)
         turn = Turn(action_ids=sample.ids, action_logprobs=sample.logprobs, action_text=text,
                     text=self.renderer.readable(sample.ids), started_at=started,
-                    info={"content": self.renderer.content_of(text), "finish": sample.finish})
+                    info={"content": self.renderer.content_of(text), "finish": sample.finish},
+                    policy_version=ep.version)
         ep.trajectory.turns.append(turn)
         ep.context.extend(sample.ids)
         self.stats.sampled_tokens += len(sample.ids)

@@ -147,6 +147,7 @@ def _emit_turn(tracer: otel.Tracer, parent: Any, ctx: RunContext, index: int, tu
         c.RL_OBSERVATION_IDS: c.ids_json(turn.observation_ids),
         c.RL_OBSERVATIONS: c.messages_to_json(turn.observations),
         c.RL_TURN_INFO: c.dumps(turn.info),
+        c.RL_POLICY_VERSION: turn.policy_version,
     }
     if ctx.model_name:
         attrs[c.MODEL_NAME] = ctx.model_name

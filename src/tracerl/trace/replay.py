@@ -48,6 +48,7 @@ def _turn(span: SpanRecord, tools: list[SpanRecord]) -> Turn:
         reward=a.get(c.RL_TURN_REWARD),
         info=json.loads(a.get(c.RL_TURN_INFO, "{}")),
         started_at=_seconds(span.start_ns), ended_at=_seconds(span.end_ns),
+        policy_version=int(a.get(c.RL_POLICY_VERSION, 0)),
     )
 
 
