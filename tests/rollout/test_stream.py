@@ -1,3 +1,4 @@
+import threading
 import time
 
 import pytest
@@ -16,9 +17,15 @@ def synced_oracle(oracle_sampler):
         """The oracle plus the WeightSync method: it records what it was sent."""
 
         loaded: list = []
+        sampled = threading.Event()  # set once a generate call has returned
 
         def load_weights(self, weights):
             self.loaded.append(list(weights))
+
+        def generate(self, *args, **kwargs):
+            out = super().generate(*args, **kwargs)
+            self.sampled.set()
+            return out
 
     return SyncedOracle
 
@@ -58,14 +65,14 @@ def test_a_group_submitted_while_tools_wait_is_sampled_at_once(tiny_policy, sync
 
 
 def test_an_episode_in_flight_continues_with_the_synced_weights(tiny_policy, synced_oracle):
-    fam = CalcFamily(calls=2, tool_latency=LatencyProfile.parse("fixed:300"))
+    fam = CalcFamily(calls=2, tool_latency=LatencyProfile.parse("fixed:600"))
     tasks = fam.tasks("train", 1, seed=1)
     sampler = synced_oracle(tiny_policy.tokenizer, fam, tasks)
     stream = _stream(tiny_policy, sampler, fam)
     stream.start()
     try:
         stream.submit([Job(7, tasks[0])])
-        time.sleep(0.1)  # turn 0 sampled by version 0; its tool call is waiting
+        assert sampler.sampled.wait(20)  # turn 0 sampled by version 0; its tool call waits
         stream.sync([("w", 1)], version=1)
         (finished,) = _wait(stream, 1)
     finally:

@@ -226,7 +226,8 @@ class StreamingRollout:
             if any(ep.live or id(ep) in busy for ep in g.episodes):
                 keep.append(g)
                 continue
-            await asyncio.gather(*(self.runner._finish(ep) for ep in g.episodes))
+            await asyncio.gather(*(self.runner._close(ep) for ep in g.episodes))
+            self.runner._judge([ep.trajectory for ep in g.episodes])  # one batch per group
             self.runner.stats.trajectories += len(g.episodes)
             self._done.put(Finished(g.job.index, Group(
                 g.job.task, [ep.trajectory for ep in g.episodes])))
