@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
 
@@ -22,7 +23,7 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+def ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
     return Counter(tuple(words[i: i + n]) for i in range(len(words) - n + 1))
 
 
@@ -40,10 +41,10 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
         return 0.0
     log_sum = 0.0
     for n in range(1, max_n + 1):
-        cand = _ngrams(candidate, n)
+        cand = ngrams(candidate, n)
         best: Counter[tuple[str, ...]] = Counter()
         for ref in references:
-            best |= _ngrams(ref, n)
+            best |= ngrams(ref, n)
         matched = sum(min(c, best[g]) for g, c in cand.items())
         total = max(len(candidate) - n + 1, 0)
         if smoothing == "add1" and n > 1:
@@ -86,9 +87,16 @@ def levenshtein(a: str, b: str) -> int:
     return prev[-1]
 
 
-def _references(item: EvalItem, key: str) -> list[str]:
+def references(item: EvalItem, key: str) -> list[str]:
+    """The reference text(s) of field `key`; none, or only blank ones, is Unjudged (an
+    overlap with nothing is undefined, not 0)."""
     ref = item.require(key)
-    return [str(r) for r in ref] if isinstance(ref, (list, tuple)) else [str(ref)]
+    refs = [str(r) for r in ref if r is not None] if isinstance(ref, (list, tuple)) \
+        else [str(ref)]
+    refs = [r for r in refs if r.strip()]
+    if not refs:
+        raise malformed_reference(key, "holds no non-empty reference text")
+    return refs
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,7 @@ class Bleu:
     name: str = "bleu"
 
     def __call__(self, item: EvalItem) -> float:
-        refs = [tokens(r) for r in _references(item, self.reference_key)]
+        refs = [tokens(r) for r in references(item, self.reference_key)]
         return bleu(tokens(item.output_text()), refs, self.max_n, self.smoothing)
 
 
@@ -116,7 +124,7 @@ class RougeL:
     def __call__(self, item: EvalItem) -> float:
         cand = tokens(item.output_text())
         return max(rouge_l(cand, tokens(r), self.beta)
-                   for r in _references(item, self.reference_key))
+                   for r in references(item, self.reference_key))
 
 
 @dataclass(frozen=True)
@@ -128,7 +136,7 @@ class EditDistance:
     name: str = "edit_similarity"
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        out, ref = item.output_text(), _references(item, self.reference_key)[0]
+        out, ref = item.output_text(), references(item, self.reference_key)[0]
         dist = levenshtein(out, ref)
         longest = max(len(out), len(ref))
         return MetricResult(1.0 - dist / longest if longest else 1.0,

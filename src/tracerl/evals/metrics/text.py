@@ -13,6 +13,7 @@ from typing import Any
 
 import jsonschema
 
+from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
 
@@ -25,6 +26,14 @@ def normalise(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def reference_text(item: EvalItem, key: str) -> str:
+    """A reference answer as text; a non-scalar or blank one cannot judge (Unjudged)."""
+    ref = item.require(key)
+    if isinstance(ref, (dict, list, tuple)) or not str(ref).strip():
+        raise malformed_reference(key, "is not a non-empty text or number")
+    return str(ref)
+
+
 @dataclass(frozen=True)
 class ExactMatch:
     reference_key: str = "answer"
@@ -32,7 +41,7 @@ class ExactMatch:
     name: str = "exact_match"
 
     def __call__(self, item: EvalItem) -> bool:
-        out, ref = item.output_text(), str(item.require(self.reference_key))
+        out, ref = item.output_text(), reference_text(item, self.reference_key)
         return normalise(out) == normalise(ref) if self.normalize else out == ref
 
 
@@ -66,8 +75,8 @@ class Contains:
     name: str = "contains"
 
     def __call__(self, item: EvalItem) -> bool:
-        needle = self.substring if self.substring is not None else str(
-            item.require(self.reference_key))
+        needle = self.substring if self.substring is not None else reference_text(
+            item, self.reference_key)
         text = item.output_text()
         if not self.case_sensitive:
             needle, text = needle.casefold(), text.casefold()
@@ -75,13 +84,22 @@ class Contains:
 
 
 def last_number(text: str) -> float | None:
-    """The last number written in `text` ("1,234.5" -> 1234.5), or None."""
-    for token in reversed(_NUMBER.findall(text)):
+    """The last number written in `text` ("1,234.5" -> 1234.5, "\u22123" -> -3), or None."""
+    for token in reversed(_NUMBER.findall(text.replace("\u2212", "-"))):
         try:
             return float(token.replace(",", ""))
         except ValueError:
             continue
     return None
+
+
+def gold_number(ref: Any, key: str) -> float:
+    """The reference's number; a reference without one cannot judge (Unjudged)."""
+    gold = float(ref) if isinstance(ref, (int, float)) and not isinstance(ref, bool) \
+        else last_number(str(ref))
+    if gold is None or not math.isfinite(gold):
+        raise malformed_reference(key, "holds no finite number")
+    return gold
 
 
 @dataclass(frozen=True)
@@ -95,9 +113,7 @@ class NumericMatch:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         ref = item.require(self.reference_key)
-        gold = float(ref) if isinstance(ref, (int, float)) else last_number(str(ref))
-        if gold is None:
-            raise ValueError(f"reference {ref!r} of item {item.id!r} holds no number")
+        gold = gold_number(ref, self.reference_key)
         got = last_number(item.output_text())
         ok = got is not None and math.isclose(got, gold, rel_tol=self.rel_tol,
                                               abs_tol=self.abs_tol)

@@ -11,14 +11,21 @@ from typing import Any
 import jsonschema
 
 from tracerl.evals.args_compare import ArgsOption
+from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.match import MatchMode, trajectory_match
 from tracerl.evals.metric import MetricResult
-from tracerl.types import Message, ToolCall
+from tracerl.types import ToolCall
 
 
 def calls_of(item: EvalItem) -> list[ToolCall]:
     return [c for t in item.trajectory.turns for c in t.tool_calls]
+
+
+def is_malformed(call: ToolCall) -> bool:
+    """A call the policy wrote but that did not parse: rollouts (ToolEnv) and the JSONL
+    loader record it nameless, beside a "malformed_call" ToolResult."""
+    return not call.name
 
 
 def _key(call: ToolCall) -> str:
@@ -78,6 +85,8 @@ class ToolCallValidity:
         object.__setattr__(self, "_validators", validators)
 
     def _problem(self, call: ToolCall) -> str | None:
+        if is_malformed(call):
+            return "malformed call (arguments are not a JSON object)"
         validator = self._validators.get(call.name)
         if validator is None:
             return f"unknown tool {call.name!r}"
@@ -173,8 +182,9 @@ class TrajectoryMatch:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         reference = item.require(self.reference_key)
-        ref = [m if isinstance(m, Message) else Message.from_openai(m) for m in reference]
-        result = trajectory_match(item.messages(), ref, mode=self.mode, args=self.args)
+        if not isinstance(reference, (list, tuple)):
+            raise malformed_reference(self.reference_key, "is not a list of messages")
+        result = trajectory_match(item.messages(), reference, mode=self.mode, args=self.args)
         value = result.f1 if self.score == "f1" else float(result.passed)
         return MetricResult(value, passed=result.passed, details={
             "precision": result.precision, "recall": result.recall, "f1": result.f1,
