@@ -69,6 +69,17 @@ def json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+def json_equal(a: Any, b: Any) -> bool:
+    """Equal as JSON values: same JSON types throughout (true is not 1, 1 is 1.0)."""
+    if json_type(a) != json_type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 @dataclass(frozen=True)
 class JsonInText:
     """1.0 when the answer contains a JSON object or array, even inside prose.
@@ -232,7 +243,8 @@ class JsonFieldMatch:
             return MetricResult(0.0, passed=False, details={"error": str(exc)})
         missing = [p for p in want if p not in got]
         wrong_type = [p for p in want if p in got and json_type(got[p]) != json_type(want[p])]
-        wrong_value = [p for p in want if p in got and p not in wrong_type and got[p] != want[p]]
+        wrong_value = [p for p in want if p in got and p not in wrong_type
+                       and not json_equal(got[p], want[p])]
         extra = [p for p in got if p not in want]
         matched = len(want) - len(missing) - len(wrong_type) - len(wrong_value)
         recall = matched / len(want)
