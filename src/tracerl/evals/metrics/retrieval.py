@@ -154,7 +154,7 @@ class RecallAtK(_Ranked):
 
 @dataclass(frozen=True)
 class MRR(_Ranked):
-    """Reciprocal rank of the first relevant id (mean reciprocal rank over items).
+    """Reciprocal rank of the first relevant id in the first k (MRR@k over items).
 
     >>> from tracerl.evals.items import item_from_text
     >>> MRR()(item_from_text("", retrieved_ids=["a", "b", "c"], relevant_ids=["c"])).score
@@ -164,7 +164,8 @@ class MRR(_Ranked):
     name: str = "mrr"
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        return MetricResult(reciprocal_rank(*self.inputs(item)))
+        ranked, relevant = self.inputs(item)
+        return MetricResult(reciprocal_rank(ranked[: self.k], relevant))
 
 
 @dataclass(frozen=True)
