@@ -8,34 +8,52 @@ without token ids becomes a text-only Trajectory (empty id lists).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tracerl.evals.fault import MissingReference
 from tracerl.types import Message, Task, ToolCall, ToolResult, Trajectory, Turn, assistant_message
 from tracerl.util.jsonl import json_lines
 
+T = TypeVar("T")
 MALFORMED_CALL = "malformed_call"
 """ToolResult.error of a call that could not be parsed (the rollout's name for it)."""
 
 
 @dataclass(frozen=True)
 class EvalItem:
-    """One thing to score: a trajectory and the reference fields it is checked against."""
+    """One thing to score: a trajectory and the reference fields it is checked against.
+
+    Views of the answer that several metrics need (its tokens, its JSON, its code) are
+    computed once per item (`derived`); an item is a snapshot, so change the
+    trajectory before scoring it, not between metrics.
+    """
 
     id: str
     trajectory: Trajectory
     reference: Mapping[str, Any] = field(default_factory=dict)
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
+                                     compare=False)
 
     def output_text(self) -> str:
         """The final assistant message's text (what answer-checking metrics read)."""
-        turns = self.trajectory.turns
-        return assistant_message(turns[-1]).content if turns else ""
+        text = self._derived.get("text")
+        if text is None:
+            turns = self.trajectory.turns
+            text = self._derived["text"] = assistant_message(turns[-1]).content if turns else ""
+        return str(text)
+
+    def derived(self, key: str, compute: Callable[[str], T]) -> T:
+        """`compute(answer text)`, computed once per item and key; the value is shared
+        by every metric that asks, so it must not be mutated."""
+        if key not in self._derived:
+            self._derived[key] = compute(self.output_text())
+        return self._derived[key]  # type: ignore[no-any-return]
 
     def messages(self) -> list[Message]:
-        return self.trajectory.messages()
+        return list(self.derived("messages", lambda _: self.trajectory.messages()))
 
     def require(self, key: str) -> Any:
         """A reference field; absent or None raises MissingReference (the data cannot

@@ -53,7 +53,7 @@ class PythonSyntax:
     name: str = "code_syntax"
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        tree, why = parse_python(item.output_text())
+        tree, why = item.derived("python", parse_python)
         return MetricResult(float(tree is not None), passed=tree is not None,
                             details={"error": why} if why else {})
 
@@ -124,7 +124,7 @@ class BannedCode:
     name: str = "banned_code"
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        tree, why = parse_python(item.output_text())
+        tree, why = item.derived("python", parse_python)
         if tree is None:
             return MetricResult(0.0, passed=False, details={"error": why})
         found = _violations(tree, set(self.imports), set(self.calls))

@@ -24,7 +24,7 @@ def tokens(text: str) -> list[str]:
 
 
 def ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
-    return Counter(tuple(words[i: i + n]) for i in range(len(words) - n + 1))
+    return Counter(zip(*(words[i:] for i in range(n)), strict=False))
 
 
 def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: int = 4,
@@ -58,13 +58,22 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    prev = [0] * (len(b) + 1)
+    """Length of the longest common subsequence, bit-parallel (Allison & Dix, 1986;
+    Hyyro, 2004): bit j of V is 1 while row j of the LCS table has not yet grown, and
+    one addition per item of `a` updates all of b's positions at once, so the cost is
+    len(a) big-integer operations instead of len(a) * len(b) cell updates."""
+    m = len(b)
+    if not m or not a:
+        return 0
+    masks: dict[str, int] = {}
+    for i, y in enumerate(b):
+        masks[y] = masks.get(y, 0) | (1 << i)
+    full = (1 << m) - 1
+    v = full
     for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
+        u = v & masks.get(x, 0)
+        v = ((v + u) | (v - u)) & full
+    return m - v.bit_count()
 
 
 def rouge_l(candidate: Sequence[str], reference: Sequence[str], beta: float = 1.0) -> float:
@@ -77,14 +86,38 @@ def rouge_l(candidate: Sequence[str], reference: Sequence[str], beta: float = 1.
 
 
 def levenshtein(a: str, b: str) -> int:
-    """Minimum insertions, deletions and substitutions turning a into b."""
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, start=1):
-        cur = [i]
-        for j, y in enumerate(b, start=1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
-        prev = cur
-    return prev[-1]
+    """Minimum insertions, deletions and substitutions turning a into b.
+
+    Bit-parallel (Myers, 1999, "A fast bit-vector algorithm for approximate string
+    matching based on dynamic programming", in the global-distance form of Hyyro,
+    2001): the vertical and horizontal +1/-1 deltas of one DP column are bit vectors
+    over the shorter string, one column per character of the longer one.
+    """
+    if len(a) < len(b):
+        a, b = b, a
+    m = len(b)
+    if m == 0:
+        return len(a)
+    peq: dict[str, int] = {}
+    for i, c in enumerate(b):
+        peq[c] = peq.get(c, 0) | (1 << i)
+    mask, last = (1 << m) - 1, 1 << (m - 1)
+    pv, mv, dist = mask, 0, m
+    for c in a:
+        eq = peq.get(c, 0)
+        xv = eq | mv
+        xh = (((eq & pv) + pv) ^ pv) | eq
+        ph = mv | (~(xh | pv) & mask)
+        mh = pv & xh
+        if ph & last:
+            dist += 1
+        elif mh & last:
+            dist -= 1
+        ph = ((ph << 1) | 1) & mask  # row 0 grows by one per column: global distance
+        mh = (mh << 1) & mask
+        pv = mh | (~(xv | ph) & mask)
+        mv = ph & xv
+    return dist
 
 
 def references(item: EvalItem, key: str) -> list[str]:
@@ -110,7 +143,7 @@ class Bleu:
 
     def __call__(self, item: EvalItem) -> float:
         refs = [tokens(r) for r in references(item, self.reference_key)]
-        return bleu(tokens(item.output_text()), refs, self.max_n, self.smoothing)
+        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing)
 
 
 @dataclass(frozen=True)
@@ -122,7 +155,7 @@ class RougeL:
     name: str = "rouge_l"
 
     def __call__(self, item: EvalItem) -> float:
-        cand = tokens(item.output_text())
+        cand = item.derived("tokens", tokens)
         return max(rouge_l(cand, tokens(r), self.beta)
                    for r in references(item, self.reference_key))
 

@@ -99,7 +99,7 @@ def _ids_in_text(text: str) -> list[str]:
 def retrieved(item: EvalItem, key: str | None) -> list[str]:
     """The ranking: reference field `key`, or the ids the answer lists when key is None."""
     if key is None:
-        return _ids_in_text(item.output_text())
+        return list(item.derived("listed_ids", _ids_in_text))
     raw = item.require(key)
     if not isinstance(raw, (list, tuple)):
         raise malformed_reference(key, "is not a list of ids")
@@ -206,7 +206,7 @@ class CitationPresence:
     name: str = "citation_presence"
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        cited = citations(item.output_text())
+        cited = item.derived("citations", citations)
         ok = len(cited) >= self.min_count
         return MetricResult(float(ok), passed=ok, details={"cited": cited})
 
@@ -230,7 +230,7 @@ class CitationValidity:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         pool = retrieved(item, self.retrieved_key)
-        cited = citations(item.output_text())
+        cited = item.derived("citations", citations)
         if not cited:
             return MetricResult(0.0, passed=False, details={"cited": [], "invalid": []})
         ids = set(pool)

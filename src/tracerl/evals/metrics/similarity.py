@@ -58,13 +58,13 @@ class RougeN:
             object.__setattr__(self, "name", f"rouge_{self.n}")
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        cand = tokens(item.output_text())
+        cand = item.derived("tokens", tokens)
         return MetricResult(max(rouge_n(cand, tokens(r), self.n)
                                 for r in references(item, self.reference_key)))
 
 
 def _char_ngrams(text: str, n: int) -> Counter[str]:
-    return Counter(text[i: i + n] for i in range(len(text) - n + 1))
+    return Counter([text[i: i + n] for i in range(len(text) - n + 1)])
 
 
 def chrf(candidate: str, reference: str, max_n: int = 6, beta: float = 2.0) -> float:
@@ -78,13 +78,21 @@ def chrf(candidate: str, reference: str, max_n: int = 6, beta: float = 2.0) -> f
     cand = "".join(unicodedata.normalize("NFC", candidate).split())
     ref = "".join(unicodedata.normalize("NFC", reference).split())
     precisions, recalls = [], []
+    # Only candidate positions whose (n-1)-gram occurs in the reference can hold a
+    # matching n-gram (its prefix would occur too), so each order looks at the
+    # survivors of the one before, not at the whole candidate.
+    alive = list(range(len(cand)))
     for n in range(1, max_n + 1):
-        c, r = _char_ngrams(cand, n), _char_ngrams(ref, n)
-        if not c or not r:
-            continue
-        match = sum((c & r).values())
-        precisions.append(match / sum(c.values()))
-        recalls.append(match / sum(r.values()))
+        n_cand, n_ref = len(cand) - n + 1, len(ref) - n + 1
+        if n_cand <= 0 or n_ref <= 0:
+            break
+        ref_counts = _char_ngrams(ref, n)
+        kept = [(i, g) for i in alive if (g := cand[i: i + n]) in ref_counts]
+        alive = [i for i, _ in kept]
+        cand_counts = Counter([g for _, g in kept])
+        match = sum(min(c, ref_counts[g]) for g, c in cand_counts.items())
+        precisions.append(match / n_cand)
+        recalls.append(match / n_ref)
     if not precisions:
         return 0.0
     p, r = sum(precisions) / len(precisions), sum(recalls) / len(recalls)
@@ -180,7 +188,7 @@ class SetF1:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         gold = reference_items(item, self.reference_key)
-        out = list_items(item.output_text())
+        out = item.derived("list_items", list_items)
         p, r, f1 = set_scores(out, gold)
         value = {"precision": p, "recall": r, "f1": f1}[self.score]
         return MetricResult(value, passed=f1 == 1.0,

@@ -13,6 +13,7 @@ JSON types are compared as JSON defines them: `true` is a boolean, not the numbe
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -56,6 +57,22 @@ def output_json(text: str) -> Any:
         return find_json(text)
 
 
+def _json_or_none(text: str) -> tuple[Any, str]:
+    try:
+        return output_json(text), ""
+    except NoJson as exc:
+        return None, str(exc)
+
+
+def answer_json(item: EvalItem) -> Any:
+    """The answer's JSON (`output_json`, parsed once per item); NoJson when there is
+    none. The value is shared between metrics: never mutate it."""
+    value, error = item.derived("json", _json_or_none)
+    if error:
+        raise NoJson(error)
+    return value
+
+
 def json_type(value: Any) -> str:
     """The JSON type name of a decoded value (bool is not a number)."""
     if isinstance(value, bool):
@@ -93,22 +110,33 @@ class JsonInText:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         try:
-            value = output_json(item.output_text())
+            value = answer_json(item)
         except NoJson as exc:
             return MetricResult(0.0, passed=False, details={"error": str(exc)})
         ok = isinstance(value, (dict, list))
         return MetricResult(float(ok), passed=ok, details={"value": value})
 
 
-def _schema(item: EvalItem, given: Mapping[str, Any] | None, key: str) -> dict[str, Any]:
-    schema = given if given is not None else item.require(key)
+@functools.lru_cache(maxsize=256)
+def compiled_schema(canonical: str) -> Any:
+    """A checked validator for a schema given as canonical JSON (items of one dataset
+    mostly share a few schemas: each is checked and compiled once)."""
+    schema = json.loads(canonical)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def schema_validator(schema: Any, key: str) -> Any:
+    """The validator of a reference schema; a broken one is Unjudged, naming why."""
     if not isinstance(schema, Mapping):
         raise malformed_reference(key, "is not a JSON schema object")
     try:
-        jsonschema.validators.validator_for(schema).check_schema(dict(schema))
+        return compiled_schema(json.dumps(schema, sort_keys=True))
     except jsonschema.exceptions.SchemaError as exc:
         raise malformed_reference(key, f"is not a valid JSON schema: {exc.message}") from exc
-    return dict(schema)
+    except TypeError as exc:
+        raise malformed_reference(key, f"is not JSON: {exc}") from exc
 
 
 _STRUCTURE = ("properties", "required", "additionalProperties", "items", "prefixItems")
@@ -170,16 +198,17 @@ class SchemaCompliance:
             jsonschema.validators.validator_for(self.schema).check_schema(dict(self.schema))
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        schema = _schema(item, self.schema, self.reference_key)
+        schema = self.schema if self.schema is not None else item.require(self.reference_key)
+        validator = schema_validator(schema, self.reference_key)
         try:
-            value = output_json(item.output_text())
+            value = answer_json(item)
         except NoJson as exc:
             return MetricResult(0.0, passed=False, details={"error": str(exc)})
-        validator = jsonschema.validators.validator_for(schema)(schema)
-        credit = schema_credit(value, schema, validator)
+        if validator.is_valid(value):
+            return MetricResult(1.0, passed=True, details={"error": None})
+        credit = schema_credit(value, validator.schema, validator)
         error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-        return MetricResult(credit, passed=credit == 1.0,
-                            details={"error": error.message if error else None})
+        return MetricResult(credit, passed=False, details={"error": error.message})
 
 
 def _pointer(path: tuple[str | int, ...]) -> str:
@@ -238,7 +267,7 @@ class JsonFieldMatch:
     def __call__(self, item: EvalItem) -> MetricResult:
         want = json_leaves(_expected(item, self.reference_key))
         try:
-            got = json_leaves(output_json(item.output_text()))
+            got = json_leaves(answer_json(item))
         except NoJson as exc:
             return MetricResult(0.0, passed=False, details={"error": str(exc)})
         missing = [p for p in want if p not in got]
@@ -274,7 +303,7 @@ class JsonTreeSimilarity:
     def __call__(self, item: EvalItem) -> MetricResult:
         want = json_tree(_expected(item, self.reference_key))
         try:
-            got = json_tree(output_json(item.output_text()))
+            got = json_tree(answer_json(item))
         except NoJson as exc:
             return MetricResult(0.0, passed=False, details={"error": str(exc)})
         dist = tree_edit_distance(got, want)

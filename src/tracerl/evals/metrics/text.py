@@ -8,7 +8,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
@@ -149,17 +149,21 @@ class JsonSchemaMatch:
 
     schema: Mapping[str, Any]
     name: str = "json_schema"
+    _validator: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        jsonschema.validators.validator_for(self.schema).check_schema(dict(self.schema))
+        cls = jsonschema.validators.validator_for(self.schema)
+        cls.check_schema(dict(self.schema))
+        object.__setattr__(self, "_validator", cls(self.schema))
 
     def __call__(self, item: EvalItem) -> MetricResult:
         try:
             value = parse_json_output(item.output_text())
         except json.JSONDecodeError as exc:
             return MetricResult(0.0, passed=False, details={"error": f"not JSON: {exc.msg}"})
-        validator = jsonschema.validators.validator_for(self.schema)(self.schema)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        if self._validator.is_valid(value):
+            return MetricResult(1.0, passed=True)
+        error = jsonschema.exceptions.best_match(self._validator.iter_errors(value))
         if error is not None:
             return MetricResult(0.0, passed=False, details={"error": error.message})
         return MetricResult(1.0, passed=True)
