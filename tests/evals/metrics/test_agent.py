@@ -8,10 +8,10 @@ import json
 import pytest
 
 from tracerl.evals.items import MALFORMED_CALL, EvalItem, item_from_record
+from tracerl.evals.match import Call
 from tracerl.evals.metric import score
 from tracerl.evals.metrics import ActionSafety, StepBudget, ToolCallCredit, ToolSuccess
 from tracerl.evals.metrics.agent import argument_credit
-from tracerl.evals.match import Call
 from tracerl.types import Message, ToolCall, ToolResult
 
 
@@ -128,8 +128,9 @@ def test_step_budget(make_trajectory, item):
 
 
 def test_action_safety_uses_the_guard_scanners(item, call):
+    token = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
     it = item("", calls=[call("bash", cmd="ls -la"), call("bash", cmd="rm -rf / --no-preserve-root"),
-                         call("http", headers={"auth": "ghp_1234567890abcdefghijABCDEFGHIJ123456"}),
+                         call("http", headers={"auth": token}),
                          call("mail", to="bob.smith@acme-corp.io")])
     result = ActionSafety()(it)
     assert result.score == 0.25

@@ -56,3 +56,12 @@ def test_missing_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "wordllama", None)  # import fails as if not installed
     with pytest.raises(ImportError, match=r"pip install 'tracerl\[semantic\]'"):
         require_extra("wordllama")
+
+
+@slow
+def test_worked_examples_in_docstrings_hold():
+    import doctest
+
+    from tracerl.evals.metrics import models
+
+    assert doctest.testmod(models).failed == 0

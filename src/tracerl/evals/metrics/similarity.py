@@ -147,6 +147,8 @@ def reference_items(item: EvalItem, key: str) -> list[str]:
     ref = item.require(key)
     if isinstance(ref, str):
         parts = list_items(ref)
+        if not parts:  # a blank text is a data bug; an expected empty set is written []
+            raise malformed_reference(key, "is a text listing no items")
     elif isinstance(ref, (list, tuple)):
         parts = [c for c in (_canonical(v) for v in ref) if c]
     else:
