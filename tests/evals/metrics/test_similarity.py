@@ -91,3 +91,19 @@ def test_numeric_closeness_hand_computed(item, answer, gold, expected):
 def test_numeric_closeness_bad_reference_is_unjudged(item):
     for gold in ("n/a", True, "inf"):
         assert score(NumericCloseness(), item("3", answer=gold)).score is None
+
+
+def test_vectorised_chrf_counts_equal_the_counter_loop():
+    import random
+
+    from tracerl.evals.metrics.similarity import order_matches, order_matches_loop
+
+    rng = random.Random(0)
+    alphabet = "abcé東京 "
+    for _ in range(300):
+        a = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
+        b = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
+        orders = min(6, len(a), len(b))
+        assert order_matches(a, b, orders) == order_matches_loop(a, b, orders), (a, b)
+    wide = "".join(chr(0x4E00 + i) for i in range(3000))  # too many characters for 64 bits
+    assert order_matches(wide, wide[::2], 6) == order_matches_loop(wide, wide[::2], 6)

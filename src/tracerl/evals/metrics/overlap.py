@@ -61,7 +61,9 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     """Length of the longest common subsequence, bit-parallel (Allison & Dix, 1986;
     Hyyro, 2004): bit j of V is 1 while row j of the LCS table has not yet grown, and
     one addition per item of `a` updates all of b's positions at once, so the cost is
-    len(a) big-integer operations instead of len(a) * len(b) cell updates."""
+    min(len(a), len(b)) big-integer operations instead of len(a) * len(b) cells."""
+    if len(a) > len(b):
+        a, b = b, a  # iterate over the shorter; the bit vector spans the longer
     m = len(b)
     if not m or not a:
         return 0
@@ -91,9 +93,10 @@ def levenshtein(a: str, b: str) -> int:
     Bit-parallel (Myers, 1999, "A fast bit-vector algorithm for approximate string
     matching based on dynamic programming", in the global-distance form of Hyyro,
     2001): the vertical and horizontal +1/-1 deltas of one DP column are bit vectors
-    over the shorter string, one column per character of the longer one.
+    over the longer string (Python integers have any width), one column per character
+    of the shorter one.
     """
-    if len(a) < len(b):
+    if len(a) > len(b):
         a, b = b, a
     m = len(b)
     if m == 0:

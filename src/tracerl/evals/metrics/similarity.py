@@ -15,6 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
@@ -67,6 +69,44 @@ def _char_ngrams(text: str, n: int) -> Counter[str]:
     return Counter([text[i: i + n] for i in range(len(text) - n + 1)])
 
 
+def order_matches_loop(cand: str, ref: str, orders: int) -> list[int]:
+    """Clipped character n-gram matches for n = 1..orders, with Counters."""
+    return [sum((_char_ngrams(cand, n) & _char_ngrams(ref, n)).values())
+            for n in range(1, orders + 1)]
+
+
+_ORDER_SHIFT = 58  # n-gram codes carry their order in the bits above this
+
+
+def order_matches(cand: str, ref: str, orders: int) -> list[int]:
+    """The same counts as `order_matches_loop`, vectorised: each character becomes its
+    rank in the two strings' joint alphabet, each n-gram the exact integer of its ranks
+    (`bits` per character, its order on top), so one sort per string and one
+    intersection count every order at once. Falls back to the loop when the alphabet is
+    too large for the codes to fit in 64 bits."""
+    points = np.frombuffer((cand + ref).encode("utf-32-le"), dtype=np.uint32)
+    alphabet, dense = np.unique(points, return_inverse=True)
+    bits = int(len(alphabet)).bit_length()
+    if bits * orders > _ORDER_SHIFT:
+        return order_matches_loop(cand, ref, orders)
+    dense = dense.astype(np.int64) + 1
+
+    def codes(x: np.ndarray) -> np.ndarray:
+        out, g = [], x
+        for n in range(1, orders + 1):
+            if n > 1:
+                g = (g[:-1] << bits) | x[n - 1:]
+            out.append(g | (n << _ORDER_SHIFT))
+        return np.concatenate(out)
+
+    uc, cc = np.unique(codes(dense[: len(cand)]), return_counts=True)
+    ur, cr = np.unique(codes(dense[len(cand):]), return_counts=True)
+    common, ia, ib = np.intersect1d(uc, ur, assume_unique=True, return_indices=True)
+    per_order = np.bincount(common >> _ORDER_SHIFT, weights=np.minimum(cc[ia], cr[ib]),
+                            minlength=orders + 1)
+    return [int(per_order[n]) for n in range(1, orders + 1)]
+
+
 def chrf(candidate: str, reference: str, max_n: int = 6, beta: float = 2.0) -> float:
     """chrF (Popovic, 2015): character n-gram F-beta, n = 1..max_n, whitespace removed.
 
@@ -77,25 +117,12 @@ def chrf(candidate: str, reference: str, max_n: int = 6, beta: float = 2.0) -> f
     """
     cand = "".join(unicodedata.normalize("NFC", candidate).split())
     ref = "".join(unicodedata.normalize("NFC", reference).split())
-    precisions, recalls = [], []
-    # Only candidate positions whose (n-1)-gram occurs in the reference can hold a
-    # matching n-gram (its prefix would occur too), so each order looks at the
-    # survivors of the one before, not at the whole candidate.
-    alive = list(range(len(cand)))
-    for n in range(1, max_n + 1):
-        n_cand, n_ref = len(cand) - n + 1, len(ref) - n + 1
-        if n_cand <= 0 or n_ref <= 0:
-            break
-        ref_counts = _char_ngrams(ref, n)
-        kept = [(i, g) for i in alive if (g := cand[i: i + n]) in ref_counts]
-        alive = [i for i, _ in kept]
-        cand_counts = Counter([g for _, g in kept])
-        match = sum(min(c, ref_counts[g]) for g, c in cand_counts.items())
-        precisions.append(match / n_cand)
-        recalls.append(match / n_ref)
-    if not precisions:
+    orders = min(max_n, len(cand), len(ref))
+    if orders == 0:
         return 0.0
-    p, r = sum(precisions) / len(precisions), sum(recalls) / len(recalls)
+    matches = order_matches(cand, ref, orders)
+    p = sum(m / (len(cand) - n) for n, m in enumerate(matches)) / orders
+    r = sum(m / (len(ref) - n) for n, m in enumerate(matches)) / orders
     if p + r == 0:
         return 0.0
     return (1 + beta**2) * p * r / (beta**2 * p + r)
