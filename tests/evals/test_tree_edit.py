@@ -38,3 +38,38 @@ def test_json_tree_labels():
         T("key:a", (T("true"),)), T("key:b", (T("num:1"),))))
     assert json_tree(1.0) == json_tree(1) != json_tree(True)
     assert json_tree("1") != json_tree(1)
+
+
+def _forest_distance(f: tuple[Tree, ...], g: tuple[Tree, ...], memo: dict) -> int:
+    """The recursive definition (rightmost roots), memoised: the reference."""
+    key = (f, g)
+    if key not in memo:
+        if not f or not g:
+            memo[key] = sum(tree_size(t) for t in f + g)
+        else:
+            v, w = f[-1], g[-1]
+            memo[key] = min(
+                _forest_distance(f[:-1] + v.children, g, memo) + 1,
+                _forest_distance(f, g[:-1] + w.children, memo) + 1,
+                _forest_distance(v.children, w.children, memo)
+                + _forest_distance(f[:-1], g[:-1], memo) + (v.label != w.label))
+    return memo[key]
+
+
+def test_equals_the_recursive_definition_on_random_trees():
+    import random
+
+    rng = random.Random(0)
+
+    def grow(budget: int) -> Tree:
+        kids = []
+        while budget > 1 and rng.random() < 0.6:
+            size = rng.randint(1, budget - 1)
+            kids.append(grow(size))
+            budget -= size
+        return Tree(rng.choice("abc"), tuple(kids))
+
+    memo: dict = {}
+    for _ in range(150):
+        a, b = grow(rng.randint(1, 8)), grow(rng.randint(1, 8))
+        assert tree_edit_distance(a, b) == _forest_distance((a,), (b,), memo), (a, b)

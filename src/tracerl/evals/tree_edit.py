@@ -90,15 +90,19 @@ def _forest(i: int, j: int, la: list[str], lld_a: list[int], lb: list[str],
         fd[0][y] = fd[0][y - 1] + 1
     for x in range(1, rows):
         na = ai + x - 1
+        label, row_dist = la[na], dist[na]
+        cur, up = fd[x], fd[x - 1]
+        a_is_tree = lld_a[na] == ai
+        p_row = fd[lld_a[na] - ai]  # the forest left of na's subtree
         for y in range(1, cols):
             nb = bj + y - 1
-            if lld_a[na] == ai and lld_b[nb] == bj:  # both are trees: the general case
-                fd[x][y] = min(fd[x - 1][y] + 1, fd[x][y - 1] + 1,
-                               fd[x - 1][y - 1] + (la[na] != lb[nb]))
-                dist[na][nb] = fd[x][y]
+            best = min(up[y], cur[y - 1]) + 1  # delete na, or insert nb
+            if a_is_tree and lld_b[nb] == bj:  # both are whole trees: the general case
+                best = min(best, up[y - 1] + (label != lb[nb]))
+                row_dist[nb] = best
             else:
-                p, q = lld_a[na] - ai, lld_b[nb] - bj
-                fd[x][y] = min(fd[x - 1][y] + 1, fd[x][y - 1] + 1, fd[p][q] + dist[na][nb])
+                best = min(best, p_row[lld_b[nb] - bj] + row_dist[nb])
+            cur[y] = best
 
 
 def tree_size(t: Tree) -> int:
