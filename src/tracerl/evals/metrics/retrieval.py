@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
@@ -53,9 +53,9 @@ def recall_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int) ->
     return len(wanted & {d for d in ranked[:k]}) / len(wanted)
 
 
-def reciprocal_rank(ranked: Sequence[str], relevant: Mapping[str, float]) -> float:
-    """1 / rank of the first relevant document (0 when there is none)."""
-    for rank, d in enumerate(ranked, start=1):
+def reciprocal_rank(ranked: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    """1 / rank of the first relevant document in the first k (0 when there is none)."""
+    for rank, d in enumerate(ranked[:k], start=1):
         if relevant.get(d, 0) > 0:
             return 1.0 / rank
     return 0.0
@@ -116,8 +116,11 @@ class _Ranked:
         if self.k < 1:
             raise ValueError(f"{type(self).__name__}.k must be >= 1, got {self.k}")
 
-    def inputs(self, item: EvalItem) -> tuple[list[str], dict[str, float]]:
-        return retrieved(item, self.retrieved_key), relevance(item, self.relevant_key)
+    measure: ClassVar[Callable[[Sequence[str], Mapping[str, float], int], float]]
+
+    def __call__(self, item: EvalItem) -> MetricResult:
+        ranked = retrieved(item, self.retrieved_key)
+        return MetricResult(self.measure(ranked, relevance(item, self.relevant_key), self.k))
 
 
 @dataclass(frozen=True)
@@ -131,9 +134,7 @@ class PrecisionAtK(_Ranked):
     """
 
     name: str = "precision_at_k"
-
-    def __call__(self, item: EvalItem) -> MetricResult:
-        return MetricResult(precision_at_k(*self.inputs(item), self.k))
+    measure = staticmethod(precision_at_k)
 
 
 @dataclass(frozen=True)
@@ -147,9 +148,7 @@ class RecallAtK(_Ranked):
     """
 
     name: str = "recall_at_k"
-
-    def __call__(self, item: EvalItem) -> MetricResult:
-        return MetricResult(recall_at_k(*self.inputs(item), self.k))
+    measure = staticmethod(recall_at_k)
 
 
 @dataclass(frozen=True)
@@ -162,10 +161,7 @@ class MRR(_Ranked):
     """
 
     name: str = "mrr"
-
-    def __call__(self, item: EvalItem) -> MetricResult:
-        ranked, relevant = self.inputs(item)
-        return MetricResult(reciprocal_rank(ranked[: self.k], relevant))
+    measure = staticmethod(reciprocal_rank)
 
 
 @dataclass(frozen=True)
@@ -179,9 +175,7 @@ class NDCG(_Ranked):
     """
 
     name: str = "ndcg"
-
-    def __call__(self, item: EvalItem) -> MetricResult:
-        return MetricResult(ndcg_at_k(*self.inputs(item), self.k))
+    measure = staticmethod(ndcg_at_k)
 
 
 def citations(text: str) -> list[str]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
@@ -203,14 +203,18 @@ class _Affix:
     case_sensitive: bool = False
     strip: bool = True
 
-    def parts(self, item: EvalItem) -> tuple[str, str]:
+    at_end: ClassVar[bool] = False
+
+    def __call__(self, item: EvalItem) -> MetricResult:
         affix = self.affix
         if affix is None:
             affix = item.require(self.reference_key)
             if not isinstance(affix, str) or not affix:
                 raise malformed_reference(self.reference_key, "must be a non-empty string")
         text = item.output_text().strip() if self.strip else item.output_text()
-        return fold(text, self.case_sensitive), fold(affix, self.case_sensitive)
+        text, affix = fold(text, self.case_sensitive), fold(affix, self.case_sensitive)
+        ok = text.endswith(affix) if self.at_end else text.startswith(affix)
+        return MetricResult(float(ok), passed=ok)
 
 
 @dataclass(frozen=True)
@@ -225,11 +229,6 @@ class StartsWith(_Affix):
     reference_key: str = "prefix"
     name: str = "starts_with"
 
-    def __call__(self, item: EvalItem) -> MetricResult:
-        text, prefix = self.parts(item)
-        ok = text.startswith(prefix)
-        return MetricResult(float(ok), passed=ok)
-
 
 @dataclass(frozen=True)
 class EndsWith(_Affix):
@@ -242,11 +241,7 @@ class EndsWith(_Affix):
 
     reference_key: str = "suffix"
     name: str = "ends_with"
-
-    def __call__(self, item: EvalItem) -> MetricResult:
-        text, suffix = self.parts(item)
-        ok = text.endswith(suffix)
-        return MetricResult(float(ok), passed=ok)
+    at_end: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)
@@ -255,9 +250,9 @@ class _Presence:
     """True: the answer must contain one; False: it must contain none."""
     whole: bool = False
     """The whole (stripped) answer must be one (only with present=True)."""
-    pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    pattern: ClassVar[re.Pattern[str]]
 
-    def check(self, item: EvalItem) -> MetricResult:
+    def __call__(self, item: EvalItem) -> MetricResult:
         text = item.output_text().strip()
         if self.whole:
             ok = self.pattern.fullmatch(text) is not None
@@ -278,12 +273,7 @@ class ContainsEmail(_Presence):
     """
 
     name: str = "contains_email"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "pattern", _EMAIL)
-
-    def __call__(self, item: EvalItem) -> MetricResult:
-        return self.check(item)
+    pattern: ClassVar[re.Pattern[str]] = _EMAIL
 
 
 @dataclass(frozen=True)
@@ -297,9 +287,4 @@ class ContainsUrl(_Presence):
     """
 
     name: str = "contains_url"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "pattern", _URL)
-
-    def __call__(self, item: EvalItem) -> MetricResult:
-        return self.check(item)
+    pattern: ClassVar[re.Pattern[str]] = _URL
