@@ -64,9 +64,10 @@ def test_max_weight_assignment_equals_brute_force_on_random_matrices():
         got = max_weight_assignment(w)
         assert len({j for j in got if j >= 0}) == min(n, m)
         value = sum(w[i][j] for i, j in enumerate(got) if j >= 0)
-        rows = range(n)
-        best = max(sum(w[i][j] for i, j in zip(rows, perm, strict=False) if j is not None)
-                   for perm in itertools.permutations(list(range(m)) + [None] * n, n))
+        size = max(n, m)  # pad to a square of zero weights: every assignment is a permutation
+        sq = [[w[i][j] if i < n and j < m else 0.0 for j in range(size)] for i in range(size)]
+        best = max(sum(sq[i][p[i]] for i in range(size))
+                   for p in itertools.permutations(range(size)))
         assert value == pytest.approx(best)
 
 

@@ -96,8 +96,8 @@ def test_bit_parallel_distances_equal_the_dynamic_programme():
     from tracerl.evals.metrics.overlap import lcs_length
 
     rng = random.Random(0)
-    for _ in range(500):
-        a = "".join(rng.choice("abcé ") for _ in range(rng.randint(0, 90)))
-        b = "".join(rng.choice("abcé ") for _ in range(rng.randint(0, 90)))
+    for _ in range(200):
+        a = "".join(rng.choice("abcé ") for _ in range(rng.randint(0, 70)))
+        b = "".join(rng.choice("abcé ") for _ in range(rng.randint(0, 70)))
         assert levenshtein(a, b) == _levenshtein_loop(a, b), (a, b)
         assert lcs_length(a.split(), b.split()) == _lcs_loop(a.split(), b.split()), (a, b)
