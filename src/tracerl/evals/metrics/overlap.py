@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tracerl.evals.fault import malformed_reference
@@ -27,8 +27,14 @@ def ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
     return Counter(zip(*(words[i:] for i in range(n)), strict=False))
 
 
+def answer_ngrams(item: EvalItem, n: int) -> Counter[tuple[str, ...]]:
+    """The answer's word n-grams, counted once per item (BLEU and ROUGE-N share them)."""
+    return item.derived(f"ngrams{n}", lambda text: ngrams(item.derived("tokens", tokens), n))
+
+
 def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: int = 4,
-         smoothing: str = "none") -> float:
+         smoothing: str = "none",
+         candidate_ngrams: Callable[[int], Counter[tuple[str, ...]]] | None = None) -> float:
     """Sentence BLEU (Papineni et al., 2002): clipped n-gram precisions, geometric mean,
     brevity penalty against the closest reference length.
 
@@ -41,7 +47,7 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
         return 0.0
     log_sum = 0.0
     for n in range(1, max_n + 1):
-        cand = ngrams(candidate, n)
+        cand = candidate_ngrams(n) if candidate_ngrams else ngrams(candidate, n)
         best: Counter[tuple[str, ...]] = Counter()
         for ref in references:
             best |= ngrams(ref, n)
@@ -146,7 +152,8 @@ class Bleu:
 
     def __call__(self, item: EvalItem) -> float:
         refs = [tokens(r) for r in references(item, self.reference_key)]
-        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing)
+        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing,
+                    lambda n: answer_ngrams(item, n))
 
 
 @dataclass(frozen=True)

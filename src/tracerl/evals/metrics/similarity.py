@@ -20,7 +20,7 @@ import numpy as np
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
-from tracerl.evals.metrics.overlap import ngrams, references, tokens
+from tracerl.evals.metrics.overlap import answer_ngrams, ngrams, references, tokens
 from tracerl.evals.metrics.structured import NoJson, output_json
 from tracerl.evals.metrics.text import gold_number, last_number, normalise
 
@@ -29,9 +29,12 @@ _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d{1,3}[.)])\s+")
 _SPLIT = re.compile(r"[\n;,]")
 
 
-def rouge_n(candidate: list[str], reference: list[str], n: int) -> float:
-    """ROUGE-N F1 (Lin, 2004): clipped n-gram overlap over candidate and reference counts."""
-    cand, ref = ngrams(candidate, n), ngrams(reference, n)
+def rouge_n(candidate: list[str] | Counter[tuple[str, ...]], reference: list[str],
+            n: int) -> float:
+    """ROUGE-N F1 (Lin, 2004): clipped n-gram overlap over candidate and reference counts.
+    `candidate` is its tokens or, already counted, its n-grams."""
+    cand = candidate if isinstance(candidate, Counter) else ngrams(candidate, n)
+    ref = ngrams(reference, n)
     overlap = sum((cand & ref).values())
     if overlap == 0:
         return 0.0
@@ -60,7 +63,7 @@ class RougeN:
             object.__setattr__(self, "name", f"rouge_{self.n}")
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        cand = item.derived("tokens", tokens)
+        cand = answer_ngrams(item, self.n)
         return MetricResult(max(rouge_n(cand, tokens(r), self.n)
                                 for r in references(item, self.reference_key)))
 
