@@ -74,7 +74,10 @@ def tree_edit_distance(a: Tree, b: Tree) -> int:
     dist = [[0] * len(lb) for _ in la]
     for i in _keyroots(lld_a):
         for j in _keyroots(lld_b):
-            _forest(i, j, la, lld_a, lb, lld_b, dist)
+            if lld_a[i] == i and lld_b[j] == j:  # two leaves: a relabel or nothing
+                dist[i][j] = int(la[i] != lb[j])
+            else:
+                _forest(i, j, la, lld_a, lb, lld_b, dist)
     return dist[-1][-1]
 
 

@@ -27,6 +27,12 @@ def ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
     return Counter(zip(*(words[i:] for i in range(n)), strict=False))
 
 
+def clipped_overlap(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) -> int:
+    """sum over n-grams of min(count in a, count in b), walking the smaller counter."""
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    return sum(min(c, large.get(g, 0)) for g, c in small.items())
+
+
 def answer_ngrams(item: EvalItem, n: int) -> Counter[tuple[str, ...]]:
     """The answer's word n-grams, counted once per item (BLEU and ROUGE-N share them)."""
     return item.derived(f"ngrams{n}", lambda text: ngrams(item.derived("tokens", tokens), n))
@@ -51,7 +57,7 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
         best: Counter[tuple[str, ...]] = Counter()
         for ref in references:
             best |= ngrams(ref, n)
-        matched = sum(min(c, best[g]) for g, c in cand.items())
+        matched = clipped_overlap(cand, best)
         total = max(len(candidate) - n + 1, 0)
         if smoothing == "add1" and n > 1:
             matched, total = matched + 1, total + 1

@@ -20,7 +20,13 @@ import numpy as np
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
-from tracerl.evals.metrics.overlap import answer_ngrams, ngrams, references, tokens
+from tracerl.evals.metrics.overlap import (
+    answer_ngrams,
+    clipped_overlap,
+    ngrams,
+    references,
+    tokens,
+)
 from tracerl.evals.metrics.structured import NoJson, output_json
 from tracerl.evals.metrics.text import gold_number, last_number, normalise
 
@@ -35,7 +41,7 @@ def rouge_n(candidate: list[str] | Counter[tuple[str, ...]], reference: list[str
     `candidate` is its tokens or, already counted, its n-grams."""
     cand = candidate if isinstance(candidate, Counter) else ngrams(candidate, n)
     ref = ngrams(reference, n)
-    overlap = sum((cand & ref).values())
+    overlap = clipped_overlap(cand, ref)
     if overlap == 0:
         return 0.0
     p, r = overlap / sum(cand.values()), overlap / sum(ref.values())
