@@ -12,6 +12,7 @@ is always judged: an empty answer contains nothing and has length 0.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -33,6 +34,12 @@ def fold(text: str, case_sensitive: bool = False) -> str:
     return text if case_sensitive else text.casefold()
 
 
+def folded_answer(item: EvalItem, case_sensitive: bool) -> str:
+    """The answer NFC-normalised (and casefolded), computed once per item."""
+    return item.derived(f"fold:{case_sensitive}", lambda t: fold(t, case_sensitive))
+
+
+@functools.lru_cache(maxsize=1024)
 def phrase_pattern(phrase: str, whole_words: bool) -> re.Pattern[str]:
     """`phrase` literally; with `whole_words`, not inside a longer word."""
     body = re.escape(phrase)
@@ -68,7 +75,7 @@ class _PhraseSet:
 
     def found(self, item: EvalItem) -> tuple[list[str], list[str]]:
         """(phrases present, phrases absent) in the output."""
-        text = fold(item.output_text(), self.case_sensitive)
+        text = folded_answer(item, self.case_sensitive)
         present, absent = [], []
         for p in dict.fromkeys(_phrases(item, self.phrases, self.reference_key)):
             hit = phrase_pattern(fold(p, self.case_sensitive), self.whole_words).search(text)
