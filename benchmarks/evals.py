@@ -18,7 +18,11 @@ Prints (markdown, the figures of docs/benchmarks.md "## Eval metric catalogue"):
    see through a shared machine's bursts of contention); and the same run's floor, a
    metric that only reads the answer, once per catalogue metric per item (what any
    evaluate() must pay), with the catalogue's cost as a multiple of it;
-2. per-metric CPU cost in microseconds per item, slowest first.
+2. a calibration of this machine's speed in the same run: the median latency of the
+   guard's `check_observation` on 2 KB of realistic text (benchmarks/guard.py), against
+   the 0.528 ms recorded for it in docs/benchmarks.md ("Guardrails", load average 3.6);
+   the catalogue's CPU time scaled by that ratio estimates it on that quieter machine;
+3. per-metric CPU cost in microseconds per item, slowest first.
 """
 
 from __future__ import annotations
@@ -28,10 +32,14 @@ import json
 import random
 import time
 
+from guard import realistic, timed
 from tracerl.evals import evaluate
 from tracerl.evals.catalogue import CATALOGUE, build
 from tracerl.evals.items import EvalItem, item_from_record
 from tracerl.evals.metric import Metric, score
+from tracerl.guard import Guard
+
+GUARD_2KB_P50_MS = 0.528  # docs/benchmarks.md, Guardrails: check_observation, 2 KB, load 3.57
 
 WORDS = ("the agent searched the index and fetched the report which states that revenue "
          "grew in the third quarter while costs fell slightly across every region of the "
@@ -139,8 +147,15 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|---:|")
     print(f"| {len(items)} | {len(metrics)} | {wall:.3f} | {cpu:.3f} | {chunked:.3f} | "
           f"{cpu_floor:.3f} | {cpu / cpu_floor:.1f}x |")
-    print(f"\ntarget < 2 s for 1,000 items: {'met' if min(cpu, chunked) < 2 else 'NOT met'} "
-          f"(CPU {cpu:.2f} s, chunk minima {chunked:.2f} s, wall {wall:.2f} s)")
+    guard, text = Guard(), realistic(2048)
+    p50, _ = timed(lambda: guard.check_observation(text), 1000)
+    scale = GUARD_2KB_P50_MS / p50
+    print(f"\ncalibration: guard check_observation 2 KB p50 {p50:.3f} ms here, "
+          f"{GUARD_2KB_P50_MS} ms recorded: this run's CPU is {1 / scale:.2f}x slower; "
+          f"catalogue CPU scaled to the recorded machine: {cpu * scale:.2f} s")
+    print(f"target < 2 s for 1,000 items: CPU {cpu:.2f} s here "
+          f"({'met' if cpu < 2 else 'NOT met'}), {cpu * scale:.2f} s calibrated "
+          f"({'met' if cpu * scale < 2 else 'NOT met'}), wall {wall:.2f} s")
     per = []
     for m in metrics:
         _, t = best_of(1, lambda m=m: [score(m, it) for it in items])
