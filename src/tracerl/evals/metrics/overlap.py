@@ -149,7 +149,12 @@ def references(item: EvalItem, key: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Bleu:
-    """Sentence BLEU against the reference field (a string or a list of them)."""
+    """Sentence BLEU against the reference field (a string or a list of them).
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> Bleu()(item_from_text("the cat sat on the mat", answer="the cat sat on the mat"))
+    1.0
+    """
 
     reference_key: str = "answer"
     max_n: int = 4
@@ -164,7 +169,12 @@ class Bleu:
 
 @dataclass(frozen=True)
 class RougeL:
-    """ROUGE-L F against the reference field (best over several references)."""
+    """ROUGE-L F against the reference field (best over several references).
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> RougeL()(item_from_text("the cat sat", answer="the cat sat down"))
+    0.8571428571428571
+    """
 
     reference_key: str = "answer"
     beta: float = 1.0
@@ -179,7 +189,12 @@ class RougeL:
 @dataclass(frozen=True)
 class EditDistance:
     """Character edit similarity: 1 - levenshtein / longer length (1.0 = identical);
-    the raw distance is in details."""
+    the raw distance is in details.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> EditDistance()(item_from_text("kitten", answer="sitting")).details["distance"]
+    3
+    """
 
     reference_key: str = "answer"
     name: str = "edit_similarity"

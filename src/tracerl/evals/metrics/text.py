@@ -36,6 +36,13 @@ def reference_text(item: EvalItem, key: str) -> str:
 
 @dataclass(frozen=True)
 class ExactMatch:
+    """The answer equals the reference (casefolded, whitespace collapsed by default).
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> ExactMatch()(item_from_text("  The  Answer ", answer="the answer"))
+    True
+    """
+
     reference_key: str = "answer"
     normalize: bool = True
     name: str = "exact_match"
@@ -47,7 +54,12 @@ class ExactMatch:
 
 @dataclass(frozen=True)
 class RegexMatch:
-    """Does the output match `pattern` (anywhere, or in full with `full=True`)?"""
+    """Does the output match `pattern` (anywhere, or in full with `full=True`)?
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> RegexMatch(r"\\d{3}")(item_from_text("code 123"))
+    True
+    """
 
     pattern: str
     full: bool = False
@@ -67,7 +79,12 @@ class RegexMatch:
 
 @dataclass(frozen=True)
 class Contains:
-    """Does the output contain `substring` (or the reference field when it is None)?"""
+    """Does the output contain `substring` (or the reference field when it is None)?
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> Contains()(item_from_text("It is PARIS.", answer="paris"))
+    True
+    """
 
     substring: str | None = None
     reference_key: str = "answer"
@@ -104,7 +121,12 @@ def gold_number(ref: Any, key: str) -> float:
 
 @dataclass(frozen=True)
 class NumericMatch:
-    """The output's last number equals the reference within tolerances (math.isclose)."""
+    """The output's last number equals the reference within tolerances (math.isclose).
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> NumericMatch()(item_from_text("The total is 1,234.0", answer=1234)).passed
+    True
+    """
 
     reference_key: str = "answer"
     rel_tol: float = 1e-6
@@ -133,6 +155,13 @@ def parse_json_output(text: str) -> Any:
 
 @dataclass(frozen=True)
 class JsonValid:
+    """The whole answer, or its first fenced block, is JSON.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> JsonValid()(item_from_text('```json\\n{"a": 1}\\n```')).passed
+    True
+    """
+
     name: str = "json_valid"
 
     def __call__(self, item: EvalItem) -> MetricResult:
@@ -145,7 +174,12 @@ class JsonValid:
 
 @dataclass(frozen=True)
 class JsonSchemaMatch:
-    """The output is JSON and valid against `schema`."""
+    """The output is JSON and valid against `schema`.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> JsonSchemaMatch({"type": "array"})(item_from_text('{"a": 1}')).details["error"]
+    "{'a': 1} is not of type 'array'"
+    """
 
     schema: Mapping[str, Any]
     name: str = "json_schema"

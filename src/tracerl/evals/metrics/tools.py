@@ -38,6 +38,10 @@ class ToolSelection:
 
     Score: the fraction of constraints met (each required tool used, each forbidden
     tool not used); passed when all are.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> ToolSelection(required=("search",), forbidden=("delete",))(item_from_text("")).score
+    0.5
     """
 
     required: tuple[str, ...] = ()
@@ -68,6 +72,14 @@ class ToolCallValidity:
 
     `schemas`: {tool name: parameters schema} or a list of OpenAI tool specs.
     A trajectory without calls scores 1.0 (nothing invalid), marked vacuous.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> from tracerl.types import ToolCall
+    >>> it = item_from_text("")
+    >>> it.trajectory.turns[0].tool_calls += [ToolCall("get", {"id": "x"})]
+    >>> ToolCallValidity({"get": {"type": "object", "properties": {"id": {"type": "integer"}}}}
+    ...                  )(it).details["invalid"]
+    ["get: 'x' is not of type 'integer'"]
     """
 
     schemas: Mapping[str, Any] | Sequence[Mapping[str, Any]]
@@ -104,7 +116,15 @@ class ToolCallValidity:
 @dataclass(frozen=True)
 class StepEfficiency:
     """1 - (redundant calls / calls): a call identical (name and arguments) to an earlier
-    one is redundant, since its result is already in the context."""
+    one is redundant, since its result is already in the context.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> from tracerl.types import ToolCall
+    >>> it = item_from_text("")
+    >>> it.trajectory.turns[0].tool_calls += [ToolCall("get", {"id": 1})] * 2
+    >>> StepEfficiency()(it).score
+    0.5
+    """
 
     name: str = "step_efficiency"
 
@@ -148,7 +168,12 @@ def find_loop(steps: Sequence[str], min_repeats: int, max_period: int) -> tuple[
 @dataclass(frozen=True)
 class LoopDetection:
     """0.0 when the agent repeats the same block of turns `min_repeats` times in a row
-    (A A A, or A B A B A B for period 2), else 1.0."""
+    (A A A, or A B A B A B for period 2), else 1.0.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> LoopDetection()(item_from_text("thinking")).passed
+    True
+    """
 
     min_repeats: int = 3
     max_period: int = 4
@@ -168,7 +193,14 @@ class LoopDetection:
 @dataclass(frozen=True)
 class TrajectoryMatch:
     """trajectory_match against the messages in reference field `reference_key`;
-    score = 1.0/0.0 for passed, or the F1 of the call pairing with `score="f1"`."""
+    score = 1.0/0.0 for passed, or the F1 of the call pairing with `score="f1"`.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> ref = [{"role": "assistant", "content": "", "tool_calls": [
+    ...     {"id": "1", "type": "function", "function": {"name": "get", "arguments": "{}"}}]}]
+    >>> TrajectoryMatch()(item_from_text("", reference_messages=ref)).details["missing"]
+    ['get']
+    """
 
     mode: MatchMode = "strict"
     args: ArgsOption = "exact"
