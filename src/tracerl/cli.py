@@ -56,6 +56,8 @@ COMMANDS = (
      cli_args.EXPORT_DESCRIPTION, cli_args.add_export_arguments, None),
     ("eval", "tracerl.evals.cli_eval", "score a JSONL file or a trace store with metrics",
      cli_args.EVAL_DESCRIPTION, cli_args.add_eval_arguments, None),
+    ("metrics", "tracerl.evals.cli_metrics", "list the metric catalogue (inputs and range)",
+     cli_args.METRICS_DESCRIPTION, cli_args.add_metrics_arguments, None),
     ("audit", "tracerl.rewards.cli_audit", "run known reward hacks against a reward",
      cli_args.AUDIT_DESCRIPTION, cli_args.add_audit_arguments, None),
     ("doctor", "tracerl.sandbox.cli_doctor", "report which sandbox isolation layers work here",

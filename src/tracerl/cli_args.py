@@ -13,12 +13,22 @@ from __future__ import annotations
 
 import argparse
 
-# tracerl.evals.cli_eval.METRICS, the names the CLI maps to metric constructors.
+# tracerl.evals.cli_eval.METRICS, the names the CLI maps to metric constructors (the
+# catalogue, tracerl.evals.catalogue; `tracerl metrics` describes each).
 METRIC_NAMES = (
-    "exact_match", "contains", "regex_match", "numeric_match", "json_valid", "json_schema",
-    "bleu", "rouge_l", "edit_similarity", "tool_selection", "tool_call_validity",
-    "step_efficiency", "no_loop", "trajectory_match", "latency_s", "tokens",
+    "exact_match", "contains", "regex_match", "contains_all", "contains_any", "contains_none",
+    "length", "one_line", "starts_with", "ends_with", "contains_email", "contains_url",
+    "json_valid", "json_in_text", "json_schema", "schema_compliance", "json_field_match",
+    "json_tree_similarity", "bleu", "rouge_1", "rouge_2", "rouge_l", "chrf", "edit_similarity",
+    "set_f1", "set_precision", "set_recall", "numeric_match", "numeric_closeness",
+    "precision_at_k", "recall_at_k", "mrr", "ndcg", "citation_presence", "citation_validity",
+    "tool_selection", "tool_call_validity", "tool_success", "tool_call_credit",
+    "step_efficiency", "step_budget", "no_loop", "trajectory_match", "action_safety",
+    "code_syntax", "banned_code", "code_tests", "latency_s", "tokens", "semantic_similarity",
+    "answer_relevance", "profanity_free",
 )
+METRIC_FAMILIES = ("code", "models", "retrieval", "similarity", "strings", "structured",
+                   "tools", "usage")
 # tracerl.rewards.hacks.CATEGORIES
 HACK_CATEGORIES = ("code", "math", "format", "judge")
 
@@ -39,6 +49,17 @@ held-out split.
 
 A metric spec is `name` or `name:key=value,key=value`; values are JSON when they parse
 (numbers, true), lists are `a|b`, and `@file.json` reads a JSON file (schemas).
+`tracerl metrics` lists every metric with its inputs and range.
+
+    tracerl eval new.jsonl --metric exact_match --by tag --baseline old-report.json
+"""
+
+METRICS_DESCRIPTION = """\
+List the local metric catalogue: each metric's family, range, kind and inputs.
+
+    tracerl metrics                   # every metric
+    tracerl metrics --family tools -v # one family, with each metric's description
+    tracerl metrics --json
 """
 
 AUDIT_DESCRIPTION = """\
@@ -89,6 +110,11 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", help="with a trace store: only this run")
     parser.add_argument("--json", action="store_true", help="print the full report as JSON")
     parser.add_argument("--out", help="also write the full JSON report to this file")
+    parser.add_argument("--by", choices=("task", "tag"),
+                        help="break the table down per task or per tag (reference 'tags')")
+    parser.add_argument("--baseline", metavar="REPORT.json",
+                        help="compare with an earlier report (--out) item by item, with a "
+                             "paired sign-flip test")
     parser.add_argument("--judge-url", help="OpenAI-compatible base URL for rubric_judge")
     parser.add_argument("--judge-model", help="model name for rubric_judge")
     ck = parser.add_argument_group(
@@ -100,6 +126,13 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     ck.add_argument("--k", type=int, default=1, help="samples per task, for pass@k (default 1)")
     ck.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
     ck.add_argument("--seed", type=int, default=0, help="seed of tasks and sampling")
+
+
+def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--family", choices=METRIC_FAMILIES, help="only this family")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also print each metric's description")
+    parser.add_argument("--json", action="store_true", help="print the catalogue as JSON")
 
 
 def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
