@@ -23,6 +23,7 @@ from tracerl.serve.episodes import Call, Link
 from tracerl.tools.hermes import format_tool_call
 from tracerl.types import Message
 
+
 def _calls_key(m: Message) -> list[tuple[str, str]]:
     return [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in m.tool_calls]
 
