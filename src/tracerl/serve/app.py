@@ -158,8 +158,8 @@ def build_app(engine: Engine, learner: ServedLearner | None = None) -> Starlette
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/models/{model:path}", model, methods=["GET"]),
         Route("/v1/chat/completions", chat, methods=["POST"]),
-        Route("/v1/episodes/{episode_id}/reward", reward, methods=["POST"]),
-        Route("/v1/episodes/{episode_id}", episode, methods=["GET"]),
+        Route("/v1/episodes/{episode_id:path}/reward", reward, methods=["POST"]),
+        Route("/v1/episodes/{episode_id:path}", episode, methods=["GET"]),
         Route("/v1/stats", stats, methods=["GET"]),
         Route("/v1/train", train, methods=["POST"]),
     ]

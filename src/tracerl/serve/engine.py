@@ -25,7 +25,7 @@ from typing import Any
 
 from tracerl.policy.model import Policy
 from tracerl.policy.sampler import TransformersSampler
-from tracerl.policy.sampling import Sample, SamplingParams
+from tracerl.policy.sampling import Sample, Sampler, SamplingParams
 from tracerl.rollout.render import ChatRenderer, TemplateMismatchError
 from tracerl.serve.api import (
     APIError,
@@ -101,15 +101,20 @@ def _stop_at(text: str, stops: Sequence[str]) -> str:
 
 
 class Engine:
+    """`sampler` defaults to the transformers sampler over `policy.model` (pass another
+    Sampler to serve from elsewhere); `reward` scores episodes finished without one."""
+
     def __init__(self, policy: Policy, config: ServeConfig | None = None,
-                 reward: RewardFn | None = None) -> None:
+                 reward: RewardFn | None = None, sampler: Sampler | None = None) -> None:
         self.policy = policy
         self.config = config or ServeConfig()
         self.renderer = ChatRenderer(policy.tokenizer)
         self.recorder = Recorder(self.renderer, self.config.on_mismatch, reward,
                                  self.config.max_open_episodes)
         self.policy_version = 0
-        sampler = TransformersSampler(policy.model, policy.pad_id, tokenizer=policy.tokenizer)
+        if sampler is None:
+            sampler = TransformersSampler(policy.model, policy.pad_id,
+                                          tokenizer=policy.tokenizer)
         self.batcher = Batcher(sampler, self.config.max_rows, lambda: self.policy_version)
         limit = self.config.context_limit or getattr(
             policy.model.config, "max_position_embeddings", 0) or 2048

@@ -23,6 +23,7 @@ import uvicorn
 
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.precision import weights_dtype
+from tracerl.policy.sampling import Sampler
 from tracerl.policy.zoo import MODELS
 from tracerl.serve.app import build_app
 from tracerl.serve.engine import Engine, ServeConfig
@@ -85,13 +86,14 @@ class Service:
 
 
 def build_service(served: Served, config: ServeConfig | None = None, train: bool = False,
-                  run_dir: Path | None = None, reward: RewardFn | None = None) -> Service:
+                  run_dir: Path | None = None, reward: RewardFn | None = None,
+                  sampler: Sampler | None = None) -> Service:
     """The engine over `served.policy` (tools described to every model but tiny, as in
     training), with a learner when `train` (its checkpoints into `run_dir`, if given)."""
     config = config or ServeConfig(model_name=served.name,
                                    describe_tools=served.config.model != "tiny")
     policy = prepare_policy(served.policy, served.config) if train else served.policy
-    engine = Engine(policy, config, reward)
+    engine = Engine(policy, config, reward, sampler)
     learner = ServedLearner(engine, served.config, run_dir) if train else None
     return Service(engine, learner, build_app(engine, learner))
 
