@@ -173,7 +173,7 @@ the chat-completions API can be trained unchanged (docs/serve.md).
 
     tracerl serve tiny                                # a fresh tiny policy (plumbing)
     tracerl serve smollm2-135m --port 8000            # a model by name or directory
-    tracerl serve runs/calc-tiny --train rl.lr=5e-5   # a run's latest checkpoint, trainable
+    tracerl serve runs/calc-tiny rl.lr=5e-5 --train   # a run's latest checkpoint, trainable
 
 Clients pass `extra_body={"episode_id": ..., "task_id": ...}` (or the X-Episode-Id and
 X-Task-Id headers), post each episode's reward to /v1/episodes/ID/reward, and with
