@@ -185,3 +185,19 @@ def task_of(prompt: list[dict[str, Any]], extras: dict[str, Any]) -> Task:
     ident = info.get("index", extras.get("task_id", "skyrl"))
     return Task(id=str(ident), messages=tuple(Message.from_openai(m) for m in prompt),
                 answer=spec.get("ground_truth"), metadata=dict(extras))
+
+
+def skyrl_env_class(factory: EnvFactory, reward: Reward, name: str = "TracerlTextEnv",
+                    max_turns: int = 8) -> type:
+    """A `skyrl_gym` BaseTextEnv subclass running `factory`'s env and `reward` (ToSkyRL),
+    constructed as SkyRL constructs envs, `cls(env_config, extras)`, so that
+    `skyrl_gym.register(id, entry_point=cls)` and `skyrl_gym.make(id, ...)` accept it.
+    Needs the `skyrl-gym` package (tracerl itself does not)."""
+    from skyrl_gym.envs.base_text_env import BaseTextEnv  # optional dependency
+
+    def __init__(self: Any, env_config: Any = None, extras: dict[str, Any] | None = None
+                 ) -> None:
+        BaseTextEnv.__init__(self)
+        ToSkyRL.__init__(self, factory, reward, env_config, extras, max_turns=max_turns)
+
+    return type(name, (ToSkyRL, BaseTextEnv), {"__init__": __init__})
