@@ -7,8 +7,8 @@ from tracerl.serve.server import Server, build_service, load_served
 
 @pytest.mark.slow  # a few RL steps of real episodes over HTTP
 def test_the_example_trains_through_the_server(byo_agent):
-    served = load_served("tiny", ["tiny.hidden_size=64", "tiny.intermediate_size=128", "tiny.heads=2",
-                                  "rl.drop_uniform_groups=false"])
+    served = load_served("tiny", ["tiny.hidden_size=64", "tiny.intermediate_size=128",
+                                  "tiny.heads=2", "rl.drop_uniform_groups=false"])
     service = build_service(served, train=True)
     with Server(service.app) as server:
         reports, evals = byo_agent.train(server.url, "tiny", steps=2, tasks_per_step=2,

@@ -6,12 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
+import torch
+
 from tracerl.cli_args import SERVE_DESCRIPTION
 from tracerl.cli_args import add_serve_arguments as add_arguments
 from tracerl.serve.engine import ServeConfig
 from tracerl.serve.episodes import OnMismatch
 from tracerl.serve.server import HOST, build_service, load_served, serve_forever
 from tracerl.train.configlib import ConfigError
+from tracerl.train.threads import choose_threads
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,6 +28,10 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError, FileNotFoundError) as e:
         sys.stderr.write(f"tracerl serve: {e}\n")
         return 2
+    choice = choose_threads(served.config.threads)
+    torch.set_num_threads(choice.threads)
+    if choice.warning():
+        sys.stderr.write(f"{choice.warning()}\n")
     mismatch: OnMismatch = args.on_mismatch
     config = ServeConfig(model_name=args.name or served.name,
                          default_max_tokens=args.max_tokens,
