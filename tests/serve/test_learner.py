@@ -5,11 +5,12 @@ import httpx
 import pytest
 from openai import OpenAI
 
+from tracerl.train import configlib
 from tracerl.train.config import TrainConfig
+from tracerl.train.rl_step import RLStep
 
-pytestmark = pytest.mark.slow  # starts a server and trains
 
-
+@pytest.mark.slow  # starts a server and trains
 def test_an_update_on_posted_rewards_changes_what_is_served(serve, tmp_path):
     service, server = serve(train=True, config=TrainConfig(seed=0))
     service.learner.run_dir = tmp_path
@@ -39,6 +40,7 @@ def test_an_update_on_posted_rewards_changes_what_is_served(serve, tmp_path):
     assert idle["updated"] is False  # nothing finished since
 
 
+@pytest.mark.slow  # starts a server and trains
 def test_unjudged_episodes_are_left_out_and_counted(serve):
     service, server = serve(train=True)
     client = OpenAI(base_url=server.url, api_key="unused", max_retries=0)
@@ -50,3 +52,15 @@ def test_unjudged_episodes_are_left_out_and_counted(serve):
                    json={"reward": None if k == 0 else float(k)}).raise_for_status()
     step = service.learner.step()
     assert step.metrics.unjudged == 1 and step.metrics.update.update is not None
+
+
+def test_credit_that_branches_from_an_env_is_refused_without_one(tiny_policy):
+    """Served trajectories have no env to branch Monte Carlo estimates from."""
+    for over in (["credit.evaluator=monte_carlo"], ["credit.evaluator=tool_validity"]):
+        cfg = configlib.load(TrainConfig, None, ["rl.advantage=mt_grpo", *over])
+        with pytest.raises(ValueError, match="branches rollouts"):
+            RLStep(tiny_policy, cfg, None, None)
+    ok = configlib.load(TrainConfig, None, ["rl.advantage=mt_grpo",
+                                            "credit.evaluator=tool_validity",
+                                            "credit.calibrate=false"])
+    assert RLStep(tiny_policy, ok, None, None).evaluator is not None

@@ -28,7 +28,6 @@ from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from tracerl.policy.sampling import Sample, SamplingParams
 
-
 TokenCallback = Callable[[int, int, float], None]
 """`(row, token id, logprob)`, called as each token is sampled."""
 
