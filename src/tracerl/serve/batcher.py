@@ -2,9 +2,10 @@
 
 Requests arrive on the server's event loop; the sampler is blocking torch code. A single
 worker thread owns the sampler. While it runs one batch, new requests queue; when it is
-free it takes every queued request whose sampling settings agree (temperature, top-p,
-stops), up to `max_rows` contexts, and samples them in one `generate` call with a budget
-per row (tracerl.policy.sampling.Sampler). With 64 clients that turns 64 sequential
+free it waits `window_s` (5 ms) for stragglers, then takes every queued request whose
+sampling settings agree (temperature, top-p, stops), up to `max_rows` contexts, and
+samples them in one `generate` call with a budget per row
+(tracerl.policy.sampling.Sampler). With 64 clients that turns 64 sequential
 decodes into a few batched ones (docs/benchmarks.md, "Serving").
 
 `lock` is held while the sampler runs; a learner takes it to update the weights
@@ -60,11 +61,13 @@ class Batcher:
     """Queues requests from the event loop and samples them in batches on one thread."""
 
     def __init__(self, sampler: Sampler, max_rows: int = 64,
-                 version: Callable[[], int] = lambda: 0) -> None:
-        if max_rows < 1:
-            raise ValueError(f"max_rows must be >= 1, got {max_rows}")
+                 version: Callable[[], int] = lambda: 0, window_s: float = 0.005) -> None:
+        if max_rows < 1 or window_s < 0:
+            raise ValueError(f"max_rows must be >= 1 and window_s >= 0, got {max_rows}, "
+                             f"{window_s}")
         self.sampler = sampler
         self.max_rows = max_rows
+        self.window_s = window_s
         self.version = version
         self.lock = threading.Lock()
         self.stats = BatchStats()
@@ -91,7 +94,9 @@ class Batcher:
         loop = asyncio.get_running_loop()
         while True:
             jobs = [await self._queue.get()]
-            await asyncio.sleep(0)  # let requests that arrived together queue up
+            # Clients whose previous replies went out together send their next requests
+            # a few ms apart (HTTP, parsing, rendering); a short window catches them.
+            await asyncio.sleep(self.window_s if self.max_rows > 1 else 0)
             while not self._queue.empty():
                 jobs.append(self._queue.get_nowait())
             for batch in self._batches(jobs):

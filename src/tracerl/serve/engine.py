@@ -60,6 +60,8 @@ class ServeConfig:
     """History that does not match the recorded replies: split, drop or reject."""
     max_rows: int = 64
     """Contexts per sampler call at most (1 = no batching)."""
+    batch_window_s: float = 0.005
+    """How long a free sampler waits for more requests before a batch (with max_rows > 1)."""
     max_n: int = 16
     """Largest `n` a request may ask for."""
     max_open_episodes: int = 10_000
@@ -115,7 +117,8 @@ class Engine:
         if sampler is None:
             sampler = TransformersSampler(policy.model, policy.pad_id,
                                           tokenizer=policy.tokenizer)
-        self.batcher = Batcher(sampler, self.config.max_rows, lambda: self.policy_version)
+        self.batcher = Batcher(sampler, self.config.max_rows, lambda: self.policy_version,
+                               self.config.batch_window_s)
         limit = self.config.context_limit or getattr(
             policy.model.config, "max_position_embeddings", 0) or 2048
         self.context_limit = int(limit)
