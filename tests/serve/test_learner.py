@@ -12,8 +12,7 @@ from tracerl.train.rl_step import RLStep
 
 @pytest.mark.slow  # starts a server and trains
 def test_an_update_on_posted_rewards_changes_what_is_served(serve, tmp_path):
-    service, server = serve(train=True, config=TrainConfig(seed=0))
-    service.learner.run_dir = tmp_path
+    service, server = serve(train=True, config=TrainConfig(seed=0), run_dir=tmp_path)
     client = OpenAI(base_url=server.url, api_key="unused", max_retries=0)
     probe = {"model": "tiny", "messages": [{"role": "user", "content": "Compute (5*6)."}],
              "max_tokens": 4, "temperature": 0, "logprobs": True}
@@ -36,6 +35,7 @@ def test_an_update_on_posted_rewards_changes_what_is_served(serve, tmp_path):
     new = [t.logprob for t in after.choices[0].logprobs.content[:len(old)]]
     assert old != new  # the server samples from the updated weights
     assert (tmp_path / "checkpoints" / "latest").is_file()
+    assert (tmp_path / "config.yaml").is_file()  # a run directory tracerl eval reads
     idle = httpx.post(f"{server.url}/train", json={}).json()
     assert idle["updated"] is False  # nothing finished since
 

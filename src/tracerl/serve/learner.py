@@ -31,6 +31,7 @@ from tracerl.train.metrics import RLStepMetrics, StepTimes
 from tracerl.train.optim import adamw
 from tracerl.train.reference import Reference
 from tracerl.train.rl_step import RLStep
+from tracerl.train.rundir import write_config
 from tracerl.train.step import step_seed
 from tracerl.types import Trajectory
 
@@ -51,7 +52,8 @@ class ServedStep:
 
 
 class ServedLearner:
-    """RL on what an engine recorded; `run_dir` (optional) gets a checkpoint per step."""
+    """RL on what an engine recorded; `run_dir` (optional) gets the config and a checkpoint
+    per step, so it is a run directory `tracerl eval` and `tracerl serve` read."""
 
     def __init__(self, engine: Engine, config: TrainConfig, run_dir: Path | None = None
                  ) -> None:
@@ -63,6 +65,8 @@ class ServedLearner:
         self.rl = RLStep(policy, config, None, None, ref)
         self.optimizer = adamw(trainable_parameters(policy.model), config.rl.lr)
         self.steps = 0
+        if run_dir is not None:  # so that `tracerl eval` and `tracerl serve` read it back
+            write_config(run_dir, config)
 
     def step(self, min_trajectories: int = 1) -> ServedStep | None:
         """Update on every finished episode; None (nothing taken) when fewer than
@@ -100,7 +104,8 @@ class ServedLearner:
 
     def _checkpoint(self) -> None:
         assert self.run_dir is not None
-        state = ckpt.TrainerState(stage_index=0, rl_step=self.steps)
+        # A finished stage list: `tracerl train --resume` would not redo the run's stages.
+        state = ckpt.TrainerState(stage_index=len(self.config.stages), rl_step=self.steps)
         with self.engine.batcher.lock:
             path = ckpt.save_checkpoint(self.run_dir, self.engine.policy, state,
                                         self.optimizer, ckpt.rng_state(None))
