@@ -23,12 +23,13 @@ def serve(fresh_tiny_policy):
         cfg = ServeConfig(**{"model_name": "tiny", "describe_tools": False, **fields})
         service = build_service(served, cfg, train=train, run_dir=run_dir, sampler=sampler)
         server = Server(service.app).start()
-        servers.append(server)
+        servers.append((service, server))
         return service, server
 
     yield start
-    for s in servers:
-        s.stop()
+    for service, server in servers:
+        server.stop()
+        service.engine.close()
 
 
 @pytest.fixture(scope="session")

@@ -38,6 +38,8 @@ def test_an_update_on_posted_rewards_changes_what_is_served(serve, tmp_path):
     assert (tmp_path / "config.yaml").is_file()  # a run directory tracerl eval reads
     idle = httpx.post(f"{server.url}/train", json={}).json()
     assert idle["updated"] is False  # nothing finished since
+    bad = httpx.post(f"{server.url}/train", json={"min_trajectories": 0})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "min_trajectories"
 
 
 @pytest.mark.slow  # starts a server and trains

@@ -134,7 +134,10 @@ def build_app(engine: Engine, learner: ServedLearner | None = None) -> Starlette
             raise APIError(404, "this server does not train (start it with --train)",
                            code="training_disabled")
         body = await _json(request)
-        least = body.get("min_trajectories", 1) if isinstance(body, dict) else 1
+        least = body.get("min_trajectories", 1) if isinstance(body, dict) else None
+        if isinstance(least, bool) or not isinstance(least, int) or least < 1:
+            raise bad("the body must be {} or {'min_trajectories': k} with k >= 1",
+                      "min_trajectories")
         result = await asyncio.get_running_loop().run_in_executor(None, learner.step, least)
         if result is None:
             return JSONResponse({"step": learner.steps, "updated": False,

@@ -123,6 +123,10 @@ class Engine:
             policy.model.config, "max_position_embeddings", 0) or 2048
         self.context_limit = int(limit)
 
+    def close(self) -> None:
+        """Stop the sampler thread (the engine serves no more requests)."""
+        self.batcher.close()
+
     @property
     def fingerprint(self) -> str:
         return f"tracerl-v{self.policy_version}"
