@@ -136,6 +136,10 @@ def train(base_url: str, model: str, steps: int, tasks_per_step: int = 8,
                   f"{report.updated}" + (f"  loss {loss:.4f}" if loss is not None else ""),
                   flush=True)
     after = heldout_success(client, model, heldout, workers) if heldout else None
+    if log:
+        rec = http.get("/stats").raise_for_status().json()["recorder"]
+        print(f"server: {rec['calls']} calls, {rec['finished']} episodes finished, "
+              f"{rec['mismatches']} history mismatches", flush=True)
     return reports, (before, after) if heldout else None
 
 
