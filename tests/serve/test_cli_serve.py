@@ -40,7 +40,8 @@ def test_tracerl_serve_answers_on_its_port(tmp_path):
                              "--port", str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        assert "as model 'tiny' on http://127.0.0.1:" in proc.stdout.readline()
+        lines = iter(proc.stdout.readline, "")  # a load warning may come first
+        assert any("as model 'tiny' on http://127.0.0.1:" in line for line in lines)
         url = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + 60
         while True:
