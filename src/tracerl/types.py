@@ -210,6 +210,17 @@ class Trajectory:
             out.extend([0] * len(t.observation_ids))
         return out
 
+    def turn_advantages(self) -> list[list[float]] | None:
+        """Each turn's action-token advantages, cut from `advantages`; None when credit
+        never wrote any."""
+        if self.advantages is None:
+            return None
+        out, at = [], 0
+        for t in self.turns:
+            out.append(self.advantages[at:at + len(t.action_ids)])
+            at += len(t.action_ids) + len(t.observation_ids)
+        return out
+
     def behaviour_logprobs(self) -> list[float]:
         """Behaviour logprobs aligned with response_ids (0.0 on masked tokens)."""
         out: list[float] = []

@@ -14,7 +14,7 @@ from transformers import PreTrainedModel
 
 from tracerl.algorithms.kl import kl_estimate
 from tracerl.algorithms.losses import aggregate, clipped_value_loss, truncated_is_weights
-from tracerl.train.batch import TokenBatch, token_logprobs
+from tracerl.train.batch import TokenBatch, batch_logprobs
 from tracerl.train.config import RLConfig
 from tracerl.train.methods import policy_loss
 from tracerl.train.value import ValueModel
@@ -69,7 +69,7 @@ def logprobs_no_grad(model: PreTrainedModel, batch: TokenBatch, temperature: flo
     was = model.training
     model.eval()
     try:
-        return token_logprobs(model, batch.input_ids, batch.attention_mask, temperature)
+        return batch_logprobs(model, batch, temperature)
     finally:
         model.train(was)
 
@@ -88,7 +88,7 @@ def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfi
 def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: TokenBatch,
                  old_logp: torch.Tensor, weights: torch.Tensor | None,
                  ref_logp: torch.Tensor | None, cfg: RLConfig) -> PolicyStepStats:
-    logp = token_logprobs(model, mb.input_ids, mb.attention_mask, cfg.temperature)  # (b, T)
+    logp = batch_logprobs(model, mb, cfg.temperature)  # (b, T), 0 off the loss mask
     pg, stats = policy_loss(cfg)(logp, old_logp, mb.advantages, mb.loss_mask,
                                     clip_low=cfg.clip_low, clip_high=cfg.clip_high,
                                     agg=cfg.loss_agg, weights=weights)
