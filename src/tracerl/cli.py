@@ -66,6 +66,8 @@ COMMANDS = (
      cli_args.TRACES_DESCRIPTION, cli_args.add_traces_arguments, None),
     ("view", "tracerl.view.cli_view", "a local web dashboard over run directories",
      cli_args.VIEW_DESCRIPTION, cli_args.add_view_arguments, None),
+    ("serve", "tracerl.serve.cli_serve", "serve a policy as a recording OpenAI endpoint",
+     cli_args.SERVE_DESCRIPTION, cli_args.add_serve_arguments, None),
 )
 
 

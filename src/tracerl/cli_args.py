@@ -218,3 +218,43 @@ def add_view_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1, this machine only; the "
                              "viewer has no authentication, so bind others with care)")
+
+
+SERVE_DESCRIPTION = """\
+Serve a policy as an OpenAI-compatible endpoint on 127.0.0.1 that records every call
+(prompt ids, sampled ids, log-probabilities) into episodes, so an agent written against
+the chat-completions API can be trained unchanged (docs/serve.md).
+
+    tracerl serve tiny                                # a fresh tiny policy (plumbing)
+    tracerl serve smollm2-135m --port 8000            # a model by name or directory
+    tracerl serve runs/calc-tiny rl.lr=5e-5 --train   # a run's latest checkpoint, trainable
+
+Clients pass `extra_body={"episode_id": ..., "task_id": ...}` (or the X-Episode-Id and
+X-Task-Id headers), post each episode's reward to /v1/episodes/ID/reward, and with
+--train call POST /v1/train between batches: the server then serves the new weights.
+"""
+# tracerl.serve.episodes.OnMismatch
+ON_MISMATCH = ("split", "drop", "reject")
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", nargs="?", default="tiny", metavar="MODEL|RUN_DIR",
+                        help="tiny (default), a model name, a model directory or a run "
+                             "directory (its latest checkpoint)")
+    parser.add_argument("overrides", nargs="*", metavar="key=value",
+                        help="train-config keys, e.g. rl.lr=5e-5 (the learner's settings)")
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 "
+                        "(default 8000; 0 picks a free one)")
+    parser.add_argument("--name", help="the model id clients use (default: the run's, the "
+                                       "directory's or the model's name)")
+    parser.add_argument("--train", action="store_true",
+                        help="enable POST /v1/train: RL updates on the finished episodes")
+    parser.add_argument("--out", metavar="RUN_DIR",
+                        help="with --train: write a checkpoint here after every update")
+    parser.add_argument("--on-mismatch", choices=ON_MISMATCH, default="split",
+                        help="history that does not match the recorded replies: split "
+                             "(new root), drop (episode not trained on), reject (HTTP 409)")
+    parser.add_argument("--max-tokens", type=int, default=256,
+                        help="tokens per completion when a request gives no max_tokens")
+    parser.add_argument("--max-batch", type=int, default=64,
+                        help="concurrent requests' contexts per sampler call (1: no batching)")

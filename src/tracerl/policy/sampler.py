@@ -22,13 +22,16 @@ recomputes (behaviour logprobs for importance ratios).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from tracerl.policy.sampling import Sample, SamplingParams
 from tracerl.policy.weights import load_named
+
+TokenCallback = Callable[[int, int, float], None]
+"""`(row, token id, logprob)`, called as each token is sampled."""
 
 
 def _choose(logits: torch.Tensor, p: SamplingParams,
@@ -133,9 +136,11 @@ class TransformersSampler:
 
     @torch.no_grad()
     def generate(self, contexts: list[list[int]], params: SamplingParams,
-                 budgets: list[int] | None = None) -> list[Sample]:
+                 budgets: list[int] | None = None,
+                 on_token: TokenCallback | None = None) -> list[Sample]:
         """Continue each context until a stop id, a completed stop string or its budget
-        (default max_new_tokens)."""
+        (default max_new_tokens). `on_token(row, id, logprob)` is called for every sampled
+        token as it is drawn (streaming servers), `row` indexing `contexts`."""
         if not contexts:
             return []
         if any(not c for c in contexts):
@@ -148,7 +153,7 @@ class TransformersSampler:
         was_training = self.model.training
         self.model.eval()
         try:
-            return self._decode(contexts, params, budgets, device)
+            return self._decode(contexts, params, budgets, device, on_token)
         finally:
             self.model.train(was_training)
 
@@ -167,7 +172,7 @@ class TransformersSampler:
         return hit
 
     def _decode(self, contexts: list[list[int]], params: SamplingParams, budgets: list[int],
-                device: torch.device) -> list[Sample]:
+                device: torch.device, on_token: TokenCallback | None) -> list[Sample]:
         stop_text = None
         if params.stop_strings and self.tokenizer is not None:
             stop_text = self._stop_text.get(params.stop_strings)
@@ -194,9 +199,12 @@ class TransformersSampler:
         while live:
             tokens, logps = _choose(logits, params, self.generator)
             rows = [samples[i] for i in live]
-            for s, tok, lp in zip(rows, tokens.tolist(), logps.tolist(), strict=True):
+            for r, (s, tok, lp) in enumerate(zip(rows, tokens.tolist(), logps.tolist(),
+                                                 strict=True)):
                 s.ids.append(tok)
                 s.logprobs.append(lp)
+                if on_token is not None:
+                    on_token(live[r], tok, lp)
             stopped = self._stopped(rows, params, stop_text)
             keep = [r for r, s in enumerate(rows)
                     if not stopped[r] and len(s.ids) < budgets[live[r]]]

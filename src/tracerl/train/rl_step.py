@@ -89,10 +89,15 @@ def trainable(groups: list[Group], drop_uniform: bool) -> tuple[list[Trajectory]
 
 
 def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
-                   runner: RolloutRunner) -> StepEvaluator | None:
+                   runner: RolloutRunner | None) -> StepEvaluator | None:
     """The configured step evaluator (None for credit.evaluator=none)."""
     if cfg.evaluator == "none":
         return None
+    if runner is None and (cfg.evaluator == "monte_carlo" or cfg.calibrate):
+        raise ValueError("Monte Carlo credit (credit.evaluator=monte_carlo, or "
+                         "credit.calibrate=true) branches rollouts from an env; without a "
+                         "rollout runner (trajectories recorded by `tracerl serve`) use "
+                         "credit.calibrate=false with another evaluator")
     if cfg.evaluator == "subgoal":
         check = getattr(family, "subgoal", None)
         if check is None:
@@ -103,14 +108,19 @@ def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
     builders = {
         "tool_validity": lambda: ToolValidityEvaluator(),
         "judge": lambda: JudgeStepEvaluator(JudgeConfig(cfg.judge_url, cfg.judge_model)),
-        "monte_carlo": lambda: MonteCarloEvaluator(runner, cfg.calibration_samples),
     }
+    if cfg.evaluator == "monte_carlo":
+        assert runner is not None  # refused above
+        return MonteCarloEvaluator(runner, cfg.calibration_samples)
     return builders[cfg.evaluator]()
 
 
 class RLStep:
+    """`runner` may be None when the trajectories come from elsewhere (`tracerl serve`
+    records them): then only credit that needs no branching from an env is available."""
+
     def __init__(self, policy: Policy, config: TrainConfig, family: TaskFamily | None,
-                 runner: RolloutRunner, ref: Reference | None = None) -> None:
+                 runner: RolloutRunner | None, ref: Reference | None = None) -> None:
         check_methods(config)
         self.policy = policy
         self.cfg = config
@@ -119,7 +129,8 @@ class RLStep:
         self.method = estimator(config.rl)
         self.evaluator = (make_evaluator(config.credit, family, runner)
                           if self.method.turn_rewards else None)
-        self.reference = MonteCarloEvaluator(runner, config.credit.calibration_samples)
+        self.reference = (MonteCarloEvaluator(runner, config.credit.calibration_samples)
+                          if runner is not None else None)
         self.calibration: CalibrationReport | None = None
         self.critic: ValueModel | None = None
         self.critic_opt: torch.optim.Optimizer | None = None
@@ -149,6 +160,8 @@ class RLStep:
         if self.evaluator is None or not credit.calibrate:
             return self.evaluator
         every = credit.recalibrate_every
+        if self.reference is None:  # make_evaluator refused calibration without a runner
+            return self.evaluator
         if self.calibration is None or (every and step % every == 0):
             rng = random.Random(f"calibrate/{self.cfg.seed}/{step}")
             states = sample_states(trajs, credit.calibration_states, rng, self.evaluator)
