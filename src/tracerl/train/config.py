@@ -15,6 +15,7 @@ from typing import Any, Literal
 from tracerl.algorithms.names import Advantage, KLEstimator, LossAgg, PolicyLoss
 from tracerl.envs.registry import families
 from tracerl.guard.config import GuardConfig
+from tracerl.policy.sampler_settings import SamplerSettings
 from tracerl.policy.settings import LoraSettings, Precision
 from tracerl.policy.tiny import TinySpec
 from tracerl.policy.zoo import preset
@@ -288,6 +289,7 @@ class TrainConfig:
     """Stages in order, each starting from the last one's weights."""
     tiny: TinySpec = field(default_factory=TinySpec)
     lora: LoraSettings = field(default_factory=LoraSettings)
+    sampler: SamplerSettings = field(default_factory=SamplerSettings)
     task: TaskConfig = field(default_factory=TaskConfig)
     sft: SFTConfig = field(default_factory=SFTConfig)
     rl: RLConfig = field(default_factory=RLConfig)
@@ -309,6 +311,9 @@ class TrainConfig:
             raise ValueError("stages must name at least one of sft, dpo, rl")
         if len(set(self.stages)) != len(self.stages):
             raise ValueError(f"stages repeats a stage: {self.stages}")
+        if self.sampler.backend == "vllm" and self.rl.top_p < 1.0:
+            raise ValueError(f"sampler.backend=vllm needs rl.top_p=1 (got {self.rl.top_p}): "
+                             "vLLM reports log-probabilities after top-p truncation")
         # The method table holds torch functions; it is read only when a config is built,
         # so importing this module (`--help`, the docs) stays torch-free.
         from tracerl.train.methods import check_methods
