@@ -9,7 +9,6 @@ import importlib.util
 import pytest
 import torch
 
-from tests.train.test_lora_training import ParityFamily
 from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.policy.sampler_settings import SamplerSettings
@@ -45,10 +44,9 @@ class CopyEngine(TransformersSampler):
         self.events.append("load")
 
 
-def _step(policy, engine_sampler):
+def _step(policy, engine_sampler, family):
     rl = RLConfig(lr=1e-2, tasks_per_step=4, group_size=4, max_turns=1, max_turn_tokens=6)
     config = TrainConfig(rl=rl, stages=["rl"])
-    family = ParityFamily()
     runner = build_runner(config, policy, family, engine_sampler)
     engine = EngineSync(engine_sampler)
     learner = RLStep(policy, config, family, runner, engine=engine)
@@ -58,11 +56,11 @@ def _step(policy, engine_sampler):
 
 
 def test_the_engine_sleeps_through_the_update_and_then_holds_the_new_weights(
-        fresh_tiny_policy):
+        fresh_tiny_policy, parity_family):
     sampler = CopyEngine(fresh_tiny_policy)
     assert isinstance(sampler, WeightSync) and isinstance(sampler, ReleasesMemory)
     before = {n: p.detach().clone() for n, p in fresh_tiny_policy.model.named_parameters()}
-    result, engine = _step(fresh_tiny_policy, sampler)
+    result, engine = _step(fresh_tiny_policy, sampler, parity_family)
     assert sampler.events == ["release", "load"] and engine.pushes == 1
     assert result.metrics.times.sync_s > 0 and "sync_s" in result.metrics.record()
     learner = dict(fresh_tiny_policy.model.named_parameters())
@@ -72,9 +70,9 @@ def test_the_engine_sleeps_through_the_update_and_then_holds_the_new_weights(
 
 
 @pytest.mark.slow
-def test_a_lora_learner_pushes_the_adapter_alone(lora_policy):
+def test_a_lora_learner_pushes_the_adapter_alone(lora_policy, parity_family):
     sampler = CopyEngine(lora_policy)
-    _step(lora_policy, sampler)
+    _step(lora_policy, sampler, parity_family)
     assert sampler.names and all("lora_" in n for n in sampler.names)
     learner = dict(lora_policy.model.named_parameters())
     for name, p in sampler.model.named_parameters():
