@@ -5,7 +5,7 @@
 # transformers, peft and numpy, but not vLLM, tracerl's own dependencies or the SmolLM2
 # weights. Everything missing travels as wheels in the working tree, and a call carries at
 # most 64 MiB, so this script downloads them (cp312, manylinux x86-64), packs them into one
-# tar and splits it into 60 MiB parts:
+# tar and splits it into 56 MiB parts (a call carries the working tree too):
 #
 #   .gpu-carry/part-00 .. part-NN   carried one per device call, in order
 #   .gpu-carry/SHA256SUMS           carried with every part (checked before unpacking)
@@ -19,17 +19,18 @@
 #   bash benchmarks/gpu_vllm_stage.sh          # then the device calls docs/gpu.md lists
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON=${PYTHON:-python3}
+PYTHON=${PYTHON:-python3}  # any Python with pip; the wheels are for the GPU machine's 3.12
 D=.gpu-carry
 rm -rf "$D"
 mkdir -p "$D/wheels"
 mapfile -t WHEELS < <(grep -v '^\s*#' benchmarks/gpu_vllm_wheels.txt | grep -v '^\s*$')
+PLATFORMS=()
+for n in 39 35 34 31 28 27 24 17; do PLATFORMS+=(--platform "manylinux_2_${n}_x86_64"); done
 "$PYTHON" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
-  --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
-  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  --implementation cp "${PLATFORMS[@]}" --platform manylinux2014_x86_64 \
   --platform manylinux1_x86_64 -d "$D/wheels" "${WHEELS[@]}"
 tar -C "$D" -cf "$D/carry.tar" wheels
-split -b 60M -d "$D/carry.tar" "$D/part-"
+split -b 56M -d "$D/carry.tar" "$D/part-"
 rm -rf "$D/carry.tar" "$D/wheels"
 (cd "$D" && sha256sum part-* > SHA256SUMS)
 n=$(ls "$D"/part-* | wc -l)
