@@ -6,7 +6,12 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from tracerl.policy.adapter_files import split_weights, write_adapter
+from tracerl.policy.adapter_files import (
+    split_weights,
+    wrapped_modules,
+    wrapped_names,
+    write_adapter,
+)
 from tracerl.policy.lora import apply_lora, base_state_dict, load_adapter
 from tracerl.policy.model import load_policy
 from tracerl.policy.settings import LoraSettings
@@ -60,3 +65,30 @@ def test_a_full_fine_tune_syncs_every_parameter_under_its_own_name(fresh_tiny_po
     base, adapter = split_weights(learner_weights(fresh_tiny_policy.model))
     assert adapter == {}
     assert [n for n, _ in base] == [n for n, _ in fresh_tiny_policy.model.named_parameters()]
+
+
+# vLLM 0.24's LlamaForCausalLM: its packing, and some parameter names with LoRA enabled.
+LLAMA_PACKED = {"qkv_proj": ["q_proj", "k_proj", "v_proj"],
+                "gate_up_proj": ["gate_proj", "up_proj"]}
+ENGINE_NAMES = ["model.embed_tokens.weight",
+                "model.layers.0.self_attn.qkv_proj.base_layer.weight",
+                "model.layers.0.self_attn.o_proj.base_layer.weight",
+                "model.layers.0.mlp.gate_up_proj.base_layer.weight",
+                "model.layers.0.mlp.down_proj.base_layer.weight",
+                "model.layers.0.input_layernorm.weight", "model.norm.weight"]
+
+
+def test_base_weights_are_renamed_for_an_engines_lora_wrappers(fresh_tiny_policy):
+    wrapped = wrapped_modules(ENGINE_NAMES)
+    assert wrapped == {"qkv_proj", "o_proj", "gate_up_proj", "down_proj"}
+    base, _ = split_weights(learner_weights(fresh_tiny_policy.model))
+    renamed = dict(wrapped_names(base, wrapped, LLAMA_PACKED))
+    layer = "model.layers.0"
+    for proj in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                 "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"):
+        assert f"{layer}.{proj}.base_layer.weight" in renamed
+        assert f"{layer}.{proj}.weight" not in renamed
+    for kept in ("model.embed_tokens.weight", f"{layer}.input_layernorm.weight",
+                 "model.norm.weight"):
+        assert kept in renamed
+    assert len(renamed) == len(base)

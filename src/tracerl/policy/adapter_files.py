@@ -8,12 +8,17 @@ peft's in-memory names (`base_model.model.model.layers.0.self_attn.q_proj.base_l
 (`...q_proj.lora_A.weight`, without the adapter's name), the directory vLLM's
 `LoRARequest` points at. `split_weights` sorts and renames; `write_adapter` writes the
 directory (adapter_config.json by peft's own LoraConfig, so any peft reader accepts it).
+
+An engine serving LoRA wraps its linear layers (vLLM 0.24, vllm/lora/layers: every
+supported one, whatever the adapter targets), so a wrapped layer's weight is
+`<module>.base_layer.weight` there; `wrapped_names` renames base weights to match before
+the model's own `load_weights` maps `q_proj` into its packed `qkv_proj`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import torch
@@ -68,3 +73,26 @@ def write_adapter(path: Path, tensors: dict[str, torch.Tensor], settings: LoraSe
     save_file({k: v.detach().to("cpu").contiguous() for k, v in tensors.items()},
               str(path / "adapter_model.safetensors"))
     return path
+
+
+def wrapped_modules(engine_names: Iterable[str]) -> set[str]:
+    """The module names (last component) an engine wraps, from its parameter names."""
+    return {n.split(".base_layer.")[0].rpartition(".")[2] for n in engine_names
+            if ".base_layer." in n}
+
+
+def wrapped_names(base: list[tuple[str, torch.Tensor]], wrapped: set[str],
+                  packed: Mapping[str, Sequence[str]]) -> list[tuple[str, torch.Tensor]]:
+    """Base weights named for an engine whose LoRA wrappers hold `wrapped` modules'
+    weights under `base_layer`. `packed` is the engine model's packing (vLLM's
+    `packed_modules_mapping`: qkv_proj <- q_proj, k_proj, v_proj), so `q_proj.weight`
+    becomes `q_proj.base_layer.weight` when `qkv_proj` is wrapped."""
+    owner = {part: whole for whole, parts in packed.items() for part in parts}
+    out = []
+    for name, tensor in base:
+        module, _, leaf = name.rpartition(".")
+        last = module.rpartition(".")[2]
+        if owner.get(last, last) in wrapped and leaf in ("weight", "bias"):
+            name = f"{module}.base_layer.{leaf}"
+        out.append((name, tensor))
+    return out

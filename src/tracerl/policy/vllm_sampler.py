@@ -18,7 +18,9 @@ engine); every call below exists there and in later releases:
   reference only when the engine core runs in this process, hence
   `VLLM_ENABLE_V1_MULTIPROCESSING=0` (set before vllm is imported).
 - LoRA: the adapter alone travels, as a peft directory and a new `LoRARequest(name, id,
-  path)`; the previous id is dropped with `llm_engine.remove_lora`.
+  path)`; the previous id is dropped with `llm_engine.remove_lora`. Base weights sent to
+  a LoRA engine are renamed to its wrapped layers' `base_layer` (read once through
+  `LLM.apply_model`).
 - Memory: `LLM.sleep(level)` before the update (1: weights to CPU, KV cache freed; 2: both
   freed), `LLM.wake_up(tags=["weights"])`, the load, then `wake_up(tags=["kv_cache"])`
   (vllm/v1/engine/core.py resumes scheduling once everything is resident).
@@ -43,7 +45,12 @@ from typing import Any
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from tracerl.policy.adapter_files import split_weights, write_adapter
+from tracerl.policy.adapter_files import (
+    split_weights,
+    wrapped_modules,
+    wrapped_names,
+    write_adapter,
+)
 from tracerl.policy.lora import adapter_base, has_adapter
 from tracerl.policy.model import Policy
 from tracerl.policy.sampler import StopText
@@ -124,6 +131,13 @@ class VLLMSampler:
         if self.lora is not None:
             kwargs.update(enable_lora=True, max_lora_rank=lora_rank(self.lora.r), max_loras=1)
         self.llm = self._vllm.LLM(**kwargs)
+        self._wrapped: set[str] = set()
+        self._packed: dict[str, list[str]] = {}
+        if self.lora is not None:  # which layers vLLM's LoRA wrappers hold (base_layer)
+            names, self._packed = self.llm.apply_model(lambda m: (
+                [n for n, _ in m.named_parameters()],
+                dict(getattr(m, "packed_modules_mapping", {}))))[0]
+            self._wrapped = wrapped_modules(names)
         self.asleep = 0
         """The level the engine sleeps at (0: awake)."""
         self.syncs = 0
@@ -197,6 +211,8 @@ class VLLMSampler:
                                "(everything=True), not only the adapter")
         if self.asleep:
             self.llm.wake_up(tags=["weights"])
+        if base and self._wrapped:
+            base = wrapped_names(base, self._wrapped, self._packed)
         if base:
             self.llm.collective_rpc("reload_weights", kwargs={
                 "weights_iterator": iter(base), "is_checkpoint_format": True})
