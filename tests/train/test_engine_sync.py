@@ -107,6 +107,7 @@ def test_the_vllm_backend_without_vllm_or_a_gpu_is_a_config_error_naming_the_ext
         assert "pip install 'tracerl[vllm]'" in message
     with pytest.raises(ConfigError, match="needs vLLM and a CUDA GPU"):
         Trainer(TrainConfig(out_dir=str(tmp_path), sampler=config.sampler, stages=["rl"]))
+    assert not any(tmp_path.iterdir())  # refused before a run directory was made
 
 
 def test_the_vllm_backend_refuses_top_p_below_one():

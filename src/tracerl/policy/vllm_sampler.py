@@ -64,8 +64,8 @@ VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 """The `max_lora_rank` values vLLM accepts (vllm/config/lora.py)."""
 
 
-def require_vllm() -> ModuleType:
-    """The vllm module, or MissingExtraError naming everything that is missing."""
+def check_vllm() -> None:
+    """MissingExtraError naming everything the vLLM backend lacks here (imports no vllm)."""
     problems = []
     if importlib.util.find_spec("vllm") is None:
         problems.append("vLLM is not installed (pip install 'tracerl[vllm]')")
@@ -75,6 +75,11 @@ def require_vllm() -> ModuleType:
         raise MissingExtraError(
             "sampler.backend=vllm needs vLLM and a CUDA GPU: " + "; ".join(problems)
             + ". Without them use sampler.backend=transformers (the default); see docs/gpu.md")
+
+
+def require_vllm() -> ModuleType:
+    """The vllm module, or MissingExtraError naming everything that is missing."""
+    check_vllm()
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # in-process weight loads
     import vllm
 

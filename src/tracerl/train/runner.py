@@ -44,6 +44,18 @@ def build_task_family(config: TrainConfig) -> TaskFamily:
         raise ConfigError(str(e)) from e
 
 
+def check_sampler(config: TrainConfig) -> None:
+    """A ConfigError now, before a run directory or a model is made, when the configured
+    backend cannot run here (vLLM without vLLM or a GPU)."""
+    if config.sampler.backend == "vllm":
+        from tracerl.policy.vllm_sampler import check_vllm
+
+        try:
+            check_vllm()
+        except MissingExtraError as e:
+            raise ConfigError(str(e)) from e
+
+
 def build_sampler(config: TrainConfig, policy: Policy, seed: int | None = None) -> Sampler:
     """The configured generation backend (`sampler.backend`) over `policy`, seeded with
     `seed` (default `config.seed`)."""

@@ -39,7 +39,13 @@ from tracerl.train.progress import ProgressReporter
 from tracerl.train.reference import Reference
 from tracerl.train.rl_step import RLStep
 from tracerl.train.rundir import check_device, fresh_run_dir, write_config
-from tracerl.train.runner import build_runner, build_sampler, build_task_family, engine_sync
+from tracerl.train.runner import (
+    build_runner,
+    build_sampler,
+    build_task_family,
+    check_sampler,
+    engine_sync,
+)
 from tracerl.train.sft import demonstrations, run_sft
 from tracerl.train.step import rl_step
 from tracerl.train.threads import choose_threads
@@ -81,6 +87,7 @@ class Trainer:
                  policy: Policy | None = None, overwrite: bool = False) -> None:
         check_methods(config)
         check_device(config.device)
+        check_sampler(config)
         self.notes: list[str] = []
         if resume:
             if run_dir is None:
