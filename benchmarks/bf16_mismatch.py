@@ -47,7 +47,7 @@ def deltas(policy: Policy, cfg: TrainConfig, trainer_model: torch.nn.Module,
     torch.manual_seed(1)
     groups = build_runner(cfg, policy, family, sampler).run(tasks)
     trajs = [t for g in groups for t in g.trajectories if t.num_action_tokens > 0]
-    batch = collate(trajs, policy.pad_id)
+    batch = collate(trajs, policy.pad_id).to(next(trainer_model.parameters()).device)
     with torch.no_grad():
         logp = token_logprobs(trainer_model.eval(), batch.input_ids, batch.attention_mask,
                               cfg.rl.temperature)

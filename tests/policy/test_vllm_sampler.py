@@ -54,6 +54,7 @@ def _params(policy, temperature=0.0) -> SamplingParams:
     return SamplingParams(temperature, 1.0, 40, policy.stop_ids, stops)
 
 
+@torch.no_grad()
 def _learner_logprobs(model, context, ids, temperature=1.0) -> torch.Tensor:
     full = torch.tensor([context + ids], device="cuda")
     logp = token_logprobs(model.eval(), full, torch.ones_like(full), temperature)  # (1, T-1)
