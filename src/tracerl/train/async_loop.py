@@ -36,7 +36,6 @@ import torch
 
 from tracerl.envs.family import TaskFamily
 from tracerl.policy.model import Policy
-from tracerl.policy.sampler import TransformersSampler
 from tracerl.policy.weights import trained_weights
 from tracerl.rollout.buffer import GroupBuffer
 from tracerl.rollout.runner import RolloutRunner, RolloutStats
@@ -47,7 +46,7 @@ from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import ConfigError
 from tracerl.train.metrics import RLStepMetrics, StepTimes
 from tracerl.train.rl_step import RLStep
-from tracerl.train.runner import build_runner, build_task_family
+from tracerl.train.runner import build_runner, build_sampler, build_task_family
 from tracerl.train.step import StepResult, step_seed
 from tracerl.types import Group, Status, Task
 
@@ -89,9 +88,7 @@ class WorkerRunner:
         policy = copy.copy(self.policy)
         policy.model = copy.deepcopy(self.policy.model)
         policy.model.eval()
-        sampler = TransformersSampler(policy.model, policy.pad_id,
-                                      seed=self.config.seed * 1009 + worker + 1,
-                                      tokenizer=policy.tokenizer)
+        sampler = build_sampler(self.config, policy, seed=self.config.seed * 1009 + worker + 1)
         return build_runner(self.config, policy, family, sampler)
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from tracerl.algorithms.names import Advantage, ISLevel, KLEstimator, LossAgg, PolicyLoss
 from tracerl.envs.registry import families
 from tracerl.guard.config import GuardConfig
+from tracerl.policy.sampler_settings import SamplerSettings
 from tracerl.policy.settings import LoraSettings, Precision
 from tracerl.policy.tiny import TinySpec
 from tracerl.policy.zoo import preset
@@ -319,6 +320,7 @@ class TrainConfig:
     """Stages in order, each starting from the last one's weights."""
     tiny: TinySpec = field(default_factory=TinySpec)
     lora: LoraSettings = field(default_factory=LoraSettings)
+    sampler: SamplerSettings = field(default_factory=SamplerSettings)
     task: TaskConfig = field(default_factory=TaskConfig)
     sft: SFTConfig = field(default_factory=SFTConfig)
     rl: RLConfig = field(default_factory=RLConfig)
@@ -344,6 +346,9 @@ class TrainConfig:
         if self.runtime == "ray" and self.rl.mode != "async":
             raise ValueError("runtime=ray runs rollout workers beside the learner: set "
                              "rl.mode=async (rl.max_staleness=0 keeps it nearly on-policy)")
+        if self.sampler.backend == "vllm" and self.rl.top_p < 1.0:
+            raise ValueError(f"sampler.backend=vllm needs rl.top_p=1 (got {self.rl.top_p}): "
+                             "vLLM reports log-probabilities after top-p truncation")
         # The method table holds torch functions; it is read only when a config is built,
         # so importing this module (`--help`, the docs) stays torch-free.
         from tracerl.train.methods import check_methods

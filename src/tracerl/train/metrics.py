@@ -51,6 +51,8 @@ class StepTimes:
     """Sampled tokens per second of sampler time."""
     update_tok_s: float
     """Trained tokens (prompt and response) per second of update time."""
+    sync_s: float = 0.0
+    """Seconds syncing the weights into a sampler holding its own copy (vLLM; 0 otherwise)."""
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from tracerl.credit.turns import anchor_ids, observation_key, turn_id_matrix, tu
 from tracerl.envs.family import TaskFamily
 from tracerl.evals.judges import JudgeConfig
 from tracerl.policy.model import Policy
+from tracerl.policy.weight_sync import EngineSync
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import TokenBatch, collate
 from tracerl.train.config import CreditConfig, TrainConfig
@@ -120,9 +121,12 @@ class RLStep:
     records them): then only credit that needs no branching from an env is available."""
 
     def __init__(self, policy: Policy, config: TrainConfig, family: TaskFamily | None,
-                 runner: RolloutRunner | None, ref: Reference | None = None) -> None:
+                 runner: RolloutRunner | None, ref: Reference | None = None,
+                 engine: EngineSync | None = None) -> None:
         check_methods(config)
         self.policy = policy
+        self.engine = engine
+        """Syncs the weights into a sampler holding its own copy (rl_step calls it)."""
         self.cfg = config
         self.family = family
         self.ref = ref

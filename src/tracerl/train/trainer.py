@@ -22,7 +22,6 @@ from tracerl.envs.family import TaskFamily
 from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.precision import autocast_dtype, set_autocast, weights_dtype
-from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.trace.offload import OffloadedTracer
 from tracerl.trace.records import guardrail_records
@@ -41,7 +40,13 @@ from tracerl.train.progress import ProgressReporter
 from tracerl.train.reference import Reference
 from tracerl.train.rl_step import RLStep
 from tracerl.train.rundir import check_device, fresh_run_dir, write_config
-from tracerl.train.runner import build_runner, build_task_family
+from tracerl.train.runner import (
+    build_runner,
+    build_sampler,
+    build_task_family,
+    check_sampler,
+    engine_sync,
+)
 from tracerl.train.sft import demonstrations, run_sft
 from tracerl.train.step import StepResult, rl_step
 from tracerl.train.threads import choose_threads
@@ -83,6 +88,7 @@ class Trainer:
                  policy: Policy | None = None, overwrite: bool = False) -> None:
         check_methods(config)
         check_device(config.device)
+        check_sampler(config)
         self.notes: list[str] = []
         if resume:
             if run_dir is None:
@@ -103,11 +109,13 @@ class Trainer:
         _seed_everything(config.seed)
         latest = ckpt.latest_checkpoint(self.run_dir) if resume else None
         self.policy = self._load_policy(latest, policy)
-        self.sampler = TransformersSampler(self.policy.model, self.policy.pad_id,
-                                           seed=config.seed, tokenizer=self.policy.tokenizer)
+        self.sampler = build_sampler(config, self.policy)
+        self.engine = engine_sync(config, self.sampler)
+        """Set when the sampler holds its own copy of the weights (vLLM): synced at each
+        stage start, after each update and before a final evaluation."""
         if latest is not None:
             self.state, self.optimizer_state, rng = ckpt.load_trainer_state(latest)
-            ckpt.set_rng_state(rng, self.sampler.generator)
+            ckpt.set_rng_state(rng, self._sampler_rng())
             self._reopen_if_extended()
         if family is not None:
             config = self._record_family(config, family)
@@ -220,11 +228,23 @@ class Trainer:
         stages = {"sft": self._run_sft, "dpo": self._run_dpo, "rl": self._run_rl}
         while self.state.stage_index < len(self.cfg.stages):
             start_stage(self.policy, self.run_dir, self.state.stage_index)
+            self._sync_engine()
             stages[self.cfg.stages[self.state.stage_index]]()
             self.state.stage_index += 1
             self._checkpoint(None)
         if not self.state.evals or self.state.evals[-1].get("final") is not True:
+            self._sync_engine()
             self._evaluate(final=True)
+
+    def _sampler_rng(self) -> torch.Generator | None:
+        # The transformers sampler's generator is checkpointed; an engine seeds its own.
+        return getattr(self.sampler, "generator", None)
+
+    def _sync_engine(self) -> None:
+        """Every weight into a sampler that holds its own copy (the base may have changed:
+        a stage's training, a LoRA fold, a resume)."""
+        if self.engine is not None:
+            self.engine.push(self.policy.model, everything=True)
 
     def _trace(self, trajectories: list[Trajectory], phase: str, step: int) -> None:
         if self.tracer is None:
@@ -236,7 +256,7 @@ class Trainer:
 
     def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> Path:
         path = ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
-                                    ckpt.rng_state(self.sampler.generator), self._extras)
+                                    ckpt.rng_state(self._sampler_rng()), self._extras)
         protected = {f"stage{self.cfg.stages.index('rl')}-step000000"} \
             if "rl" in self.cfg.stages else set()
         ckpt.prune_checkpoints(self.run_dir, self.cfg.log.keep_checkpoints, protected)
@@ -292,7 +312,8 @@ class Trainer:
             self.state.success_before = self._evaluate().success
             self._checkpoint(None)  # the pre-RL weights: the KL reference on resume
         ref = self._reference() if needs_reference(cfg) else None
-        self.rl = RLStep(self.policy, self.cfg, self.family, self.runner, ref)
+        self.rl = RLStep(self.policy, self.cfg, self.family, self.runner, ref,
+                         engine=self.engine)
         latest = ckpt.latest_checkpoint(self.run_dir)
         if self.state.rl_step > 0 and latest is not None:
             self.rl.load(latest)
