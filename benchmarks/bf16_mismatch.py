@@ -28,6 +28,7 @@ import torch
 from tracerl.policy.lora import has_adapter, merge_adapter
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.precision import set_autocast
+from tracerl.policy.sampling import Sampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.train import configlib
 from tracerl.train.batch import collate, token_logprobs
@@ -39,13 +40,14 @@ from tracerl.train.sft import demonstrations, run_sft
 
 
 def deltas(policy: Policy, cfg: TrainConfig, trainer_model: torch.nn.Module,
-           tasks: list) -> torch.Tensor:
-    """|trainer - sampler| logprob over every action token of fresh rollouts."""
+           tasks: list, sampler: Sampler | None = None) -> torch.Tensor:
+    """|trainer - sampler| logprob over every action token of fresh rollouts (`sampler`:
+    default the configured one over `policy`; benchmarks/gpu_vllm.py passes vLLM's)."""
     family = build_task_family(cfg)
     torch.manual_seed(1)
-    groups = build_runner(cfg, policy, family).run(tasks)
+    groups = build_runner(cfg, policy, family, sampler).run(tasks)
     trajs = [t for g in groups for t in g.trajectories if t.num_action_tokens > 0]
-    batch = collate(trajs, policy.pad_id)
+    batch = collate(trajs, policy.pad_id).to(next(trainer_model.parameters()).device)
     with torch.no_grad():
         logp = token_logprobs(trainer_model.eval(), batch.input_ids, batch.attention_mask,
                               cfg.rl.temperature)

@@ -1,10 +1,13 @@
 
+import random
+
 import pytest
 import torch
 from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
 
 from tracerl.policy.lora import apply_lora
 from tracerl.policy.model import Policy, TinySpec, load_policy, write_tiny
+from tracerl.policy.sampling import Sample
 from tracerl.policy.settings import LoraSettings
 from tracerl.policy.tokenizer import build_char_tokenizer
 
@@ -109,3 +112,34 @@ def lora_policy(fresh_tiny_policy) -> Policy:
             if "lora_B" in name:
                 p.copy_(torch.randn(p.shape, generator=gen) * 0.5)
     return policy
+
+
+class OracleSampler:
+    """Emits the oracle's actions as token ids, so episodes run several turns."""
+
+    def __init__(self, tokenizer, family, tasks) -> None:
+        self.tok = tokenizer
+        self.plans = {}
+        for t in tasks:
+            demo = family.demonstration(t, random.Random(0))
+            self.plans[t.messages[0].content] = [m.content for m in demo if m.role == "assistant"]
+
+    def generate(self, contexts, params, budgets=None):
+        out = []
+        for ctx in contexts:
+            text = self.tok.decode(ctx, skip_special_tokens=False)
+            prompt = text.split("<|im_start|>user\n")[1].split("<|im_end|>")[0]
+            turn = text.count("<|im_start|>assistant") - 1
+            action = self.plans[prompt][turn]
+            if "<tool_call>" not in action:
+                action += "<|im_end|>"
+            ids = self.tok.encode(action, add_special_tokens=False)
+            out.append(Sample(ids, [0.0] * len(ids), "stop"))
+        return out
+
+
+@pytest.fixture
+def oracle_sampler():
+    """`oracle_sampler(tokenizer, family, tasks)`: a Sampler that plays the family's
+    demonstrations (tool-call turns end at `</tool_call>`, answers at `<|im_end|>`)."""
+    return OracleSampler

@@ -56,12 +56,18 @@ COMMANDS = (
      cli_args.EXPORT_DESCRIPTION, cli_args.add_export_arguments, None),
     ("eval", "tracerl.evals.cli_eval", "score a JSONL file or a trace store with metrics",
      cli_args.EVAL_DESCRIPTION, cli_args.add_eval_arguments, None),
+    ("metrics", "tracerl.evals.cli_metrics", "list the metric catalogue (inputs and range)",
+     cli_args.METRICS_DESCRIPTION, cli_args.add_metrics_arguments, None),
     ("audit", "tracerl.rewards.cli_audit", "run known reward hacks against a reward",
      cli_args.AUDIT_DESCRIPTION, cli_args.add_audit_arguments, None),
     ("doctor", "tracerl.sandbox.cli_doctor", "report which sandbox isolation layers work here",
      cli_args.DOCTOR_DESCRIPTION, cli_args.add_doctor_arguments, None),
     ("traces", "tracerl.trace.cli_traces", "list, show and export recorded traces",
      cli_args.TRACES_DESCRIPTION, cli_args.add_traces_arguments, None),
+    ("view", "tracerl.view.cli_view", "a local web dashboard over run directories",
+     cli_args.VIEW_DESCRIPTION, cli_args.add_view_arguments, None),
+    ("serve", "tracerl.serve.cli_serve", "serve a policy as a recording OpenAI endpoint",
+     cli_args.SERVE_DESCRIPTION, cli_args.add_serve_arguments, None),
 )
 
 

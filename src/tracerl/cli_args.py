@@ -13,12 +13,22 @@ from __future__ import annotations
 
 import argparse
 
-# tracerl.evals.cli_eval.METRICS, the names the CLI maps to metric constructors.
+# tracerl.evals.cli_eval.METRICS, the names the CLI maps to metric constructors (the
+# catalogue, tracerl.evals.catalogue; `tracerl metrics` describes each).
 METRIC_NAMES = (
-    "exact_match", "contains", "regex_match", "numeric_match", "json_valid", "json_schema",
-    "bleu", "rouge_l", "edit_similarity", "tool_selection", "tool_call_validity",
-    "step_efficiency", "no_loop", "trajectory_match", "latency_s", "tokens",
+    "exact_match", "contains", "regex_match", "contains_all", "contains_any", "contains_none",
+    "length", "one_line", "starts_with", "ends_with", "contains_email", "contains_url",
+    "json_valid", "json_in_text", "json_schema", "schema_compliance", "json_field_match",
+    "json_tree_similarity", "bleu", "rouge_1", "rouge_2", "rouge_l", "chrf", "edit_similarity",
+    "set_f1", "set_precision", "set_recall", "numeric_match", "numeric_closeness",
+    "precision_at_k", "recall_at_k", "mrr", "ndcg", "citation_presence", "citation_validity",
+    "tool_selection", "tool_call_validity", "tool_success", "tool_call_credit",
+    "step_efficiency", "step_budget", "no_loop", "trajectory_match", "action_safety",
+    "code_syntax", "banned_code", "code_tests", "latency_s", "tokens", "semantic_similarity",
+    "answer_relevance", "profanity_free",
 )
+METRIC_FAMILIES = ("code", "models", "retrieval", "similarity", "strings", "structured",
+                   "tools", "usage")
 # tracerl.rewards.hacks.CATEGORIES
 HACK_CATEGORIES = ("code", "math", "format", "judge")
 
@@ -39,6 +49,17 @@ held-out split.
 
 A metric spec is `name` or `name:key=value,key=value`; values are JSON when they parse
 (numbers, true), lists are `a|b`, and `@file.json` reads a JSON file (schemas).
+`tracerl metrics` lists every metric with its inputs and range.
+
+    tracerl eval new.jsonl --metric exact_match --by tag --baseline old-report.json
+"""
+
+METRICS_DESCRIPTION = """\
+List the local metric catalogue: each metric's family, range, kind and inputs.
+
+    tracerl metrics                   # every metric
+    tracerl metrics --family tools -v # one family, with each metric's description
+    tracerl metrics --json
 """
 
 AUDIT_DESCRIPTION = """\
@@ -89,6 +110,11 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", help="with a trace store: only this run")
     parser.add_argument("--json", action="store_true", help="print the full report as JSON")
     parser.add_argument("--out", help="also write the full JSON report to this file")
+    parser.add_argument("--by", choices=("task", "tag"),
+                        help="break the table down per task or per tag (reference 'tags')")
+    parser.add_argument("--baseline", metavar="REPORT.json",
+                        help="compare with an earlier report (--out) item by item, with a "
+                             "paired sign-flip test")
     parser.add_argument("--judge-url", help="OpenAI-compatible base URL for rubric_judge")
     parser.add_argument("--judge-model", help="model name for rubric_judge")
     ck = parser.add_argument_group(
@@ -100,6 +126,13 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     ck.add_argument("--k", type=int, default=1, help="samples per task, for pass@k (default 1)")
     ck.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
     ck.add_argument("--seed", type=int, default=0, help="seed of tasks and sampling")
+
+
+def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--family", choices=METRIC_FAMILIES, help="only this family")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also print each metric's description")
+    parser.add_argument("--json", action="store_true", help="print the catalogue as JSON")
 
 
 def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
@@ -164,3 +197,64 @@ def add_traces_arguments(parser: argparse.ArgumentParser) -> None:
     exp.add_argument("--format", choices=("openai", "otlp"), default="openai",
                      help="openai: JSONL conversations; otlp: OTLP/JSON, one request a line")
     exp.add_argument("--out", help="output file (default: stdout)")
+
+
+VIEW_DESCRIPTION = """\
+A local web dashboard over one or more run directories: the config, the summary and the
+curves (several runs overlaid), the trajectories (filters, text search), each trajectory
+with its tool calls, guard decisions and sampled tokens coloured by advantage or
+log-probability, and two trajectories side by side. Read-only; it works on a run that is
+still training (refresh for new steps). Needs `pip install 'tracerl[view]'`.
+
+    tracerl view runs/calc-tiny
+    tracerl view runs/calc-tiny runs/calc-tiny-2 --port 8800
+"""
+
+
+def add_view_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories")
+    parser.add_argument("--port", type=int, default=8765,
+                        help="port to listen on (default 8765; 0 picks a free one)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default 127.0.0.1, this machine only; the "
+                             "viewer has no authentication, so bind others with care)")
+
+
+SERVE_DESCRIPTION = """\
+Serve a policy as an OpenAI-compatible endpoint on 127.0.0.1 that records every call
+(prompt ids, sampled ids, log-probabilities) into episodes, so an agent written against
+the chat-completions API can be trained unchanged (docs/serve.md).
+
+    tracerl serve tiny                                # a fresh tiny policy (plumbing)
+    tracerl serve smollm2-135m --port 8000            # a model by name or directory
+    tracerl serve runs/calc-tiny rl.lr=5e-5 --train   # a run's latest checkpoint, trainable
+
+Clients pass `extra_body={"episode_id": ..., "task_id": ...}` (or the X-Episode-Id and
+X-Task-Id headers), post each episode's reward to /v1/episodes/ID/reward, and with
+--train call POST /v1/train between batches: the server then serves the new weights.
+"""
+# tracerl.serve.episodes.OnMismatch
+ON_MISMATCH = ("split", "drop", "reject")
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", nargs="?", default="tiny", metavar="MODEL|RUN_DIR",
+                        help="tiny (default), a model name, a model directory or a run "
+                             "directory (its latest checkpoint)")
+    parser.add_argument("overrides", nargs="*", metavar="key=value",
+                        help="train-config keys, e.g. rl.lr=5e-5 (the learner's settings)")
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 "
+                        "(default 8000; 0 picks a free one)")
+    parser.add_argument("--name", help="the model id clients use (default: the run's, the "
+                                       "directory's or the model's name)")
+    parser.add_argument("--train", action="store_true",
+                        help="enable POST /v1/train: RL updates on the finished episodes")
+    parser.add_argument("--out", metavar="RUN_DIR",
+                        help="with --train: write a checkpoint here after every update")
+    parser.add_argument("--on-mismatch", choices=ON_MISMATCH, default="split",
+                        help="history that does not match the recorded replies: split "
+                             "(new root), drop (episode not trained on), reject (HTTP 409)")
+    parser.add_argument("--max-tokens", type=int, default=256,
+                        help="tokens per completion when a request gives no max_tokens")
+    parser.add_argument("--max-batch", type=int, default=64,
+                        help="concurrent requests' contexts per sampler call (1: no batching)")

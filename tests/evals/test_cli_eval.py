@@ -87,3 +87,37 @@ def test_python_dash_m_entry_point(jsonl):
     proc = subprocess.run([sys.executable, "-m", "tracerl.evals.cli_eval", str(jsonl),
                            "--metric", "rouge_l"], capture_output=True, text=True, check=True)
     assert proc.stdout.startswith("metric")
+
+
+def test_new_catalogue_metrics_by_name(jsonl):
+    code, out = _cli(str(jsonl), "--metric", "chrf", "--metric", "contains_all:phrases=paris",
+                     "--metric", "length:max_len=10")
+    assert code == 0 and "chrf" in out and "contains_all" in out
+
+
+def test_breakdown_by_tag_and_baseline_comparison(tmp_path):
+    def write(name: str, answers: list[str]) -> str:
+        path = tmp_path / name
+        rows = [{"id": str(i), "answer": "yes", "tags": ["even" if i % 2 == 0 else "odd"],
+                 "messages": [{"role": "user", "content": "?"},
+                              {"role": "assistant", "content": a}]}
+                for i, a in enumerate(answers)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return str(path)
+
+    old, new = write("old.jsonl", ["no"] * 8), write("new.jsonl", ["yes"] * 8)
+    base = tmp_path / "base.json"
+    assert _cli(old, "--metric", "exact_match", "--out", str(base))[0] == 0
+    code, out = _cli(new, "--metric", "exact_match", "--by", "tag", "--baseline", str(base))
+    assert code == 0
+    assert out.splitlines()[0].split()[:2] == ["tag", "metric"] and "odd" in out
+    assert "paired sign-flip" in out and "0.007812" in out  # 2 / 2^8: all 8 items better
+    code, full = _cli(new, "--metric", "exact_match", "--baseline", str(base), "--json")
+    assert json.loads(full)["comparison"]["metrics"][0]["wins"] == 8
+
+
+def test_bad_baseline_is_a_clear_error(jsonl, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert _cli(str(jsonl), "--metric", "exact_match", "--baseline", str(bad))[0] == 2
+    assert "--baseline" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tracerl.evals import ExactMatch, Latency, NumericMatch, ToolSelection, evaluate
+from tracerl.evals import EvalReport, ExactMatch, Latency, NumericMatch, ToolSelection, evaluate
 from tracerl.evals.items import EvalItem
 from tracerl.trace import Tracer
 from tracerl.types import Trajectory
@@ -105,3 +105,52 @@ def test_non_metric_is_rejected(trajs):
 def test_unknown_data_path_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="expected a .jsonl file"):
         evaluate([ExactMatch()], tmp_path / "x.csv")
+
+
+def _tagged(make_trajectory, task_id: str, text: str, tags: object) -> Trajectory:
+    traj = make_trajectory((text, []), answer="42", task_id=task_id)
+    traj.task.metadata["tags"] = tags
+    return traj
+
+
+def test_breakdown_by_task_and_by_tag(make_trajectory):
+    trajs = [_tagged(make_trajectory, "a", "42", ["easy", "math"]),
+             _tagged(make_trajectory, "a", "41", ["math"]),
+             _tagged(make_trajectory, "b", "42", "easy")]
+    for i, t in enumerate(trajs):
+        t.sample_index = i
+    report = evaluate([ExactMatch()], trajs)
+    by_task = report.by("task")
+    assert by_task["a"]["exact_match"].mean == 0.5 and by_task["b"]["exact_match"].mean == 1.0
+    by_tag = report.by("tag")
+    assert (by_tag["easy"]["exact_match"].scored, by_tag["easy"]["exact_match"].mean) == (2, 1.0)
+    assert by_tag["math"]["exact_match"].mean == 0.5
+    table = report.table(by="tag")
+    assert table.splitlines()[0].split()[:2] == ["tag", "metric"] and "math" in table
+    with pytest.raises(ValueError, match="group by one of"):
+        report.by("colour")  # type: ignore[arg-type]
+
+
+def test_bad_tags_are_named(make_trajectory):
+    with pytest.raises(ValueError, match="'tags' must be a string or a list of strings"):
+        evaluate([ExactMatch()], [_tagged(make_trajectory, "a", "42", {"x": 1})])
+
+
+def test_unjudged_items_are_counted_by_reason(make_trajectory):
+    trajs = [make_trajectory(("42", []), answer="42", task_id="a"),
+             make_trajectory(("42", []), answer=None, task_id="b"),
+             make_trajectory(("42", []), answer="  ", task_id="c")]
+    agg = evaluate([ExactMatch()], trajs).aggregates["exact_match"]
+    assert (agg.scored, agg.unjudged, agg.failed) == (1, 2, 0)
+    assert agg.unjudged_reasons == {
+        "reference field 'answer' is null": 1,
+        "reference field 'answer' is not a non-empty text or number": 1}
+    assert "unjudged (the data could not judge" in evaluate([ExactMatch()], trajs).table()
+
+
+def test_report_round_trips_through_json(trajs):
+    report = evaluate([ExactMatch(), Exploding()], trajs)
+    again = EvalReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert again == report
+    with pytest.raises(ValueError, match="not an evaluate\\(\\) report"):
+        EvalReport.from_dict({"items": []})

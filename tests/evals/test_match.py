@@ -144,3 +144,43 @@ def test_unknown_mode_is_rejected():
 def test_unknown_argument_spec_is_rejected():
     with pytest.raises(ValueError, match="argument comparison must be one of"):
         trajectory_match([], [], args="approximately")
+
+
+def test_malformed_output_arguments_are_an_extra_call_not_an_exception():
+    broken = {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function",
+              "function": {"name": "search", "arguments": '{"q": "a"'}}]}
+    out = [USER, broken, turn(("fetch", {"id": 1})), turn(("answer", {"text": "x"}))]
+    result = trajectory_match(out, REF, mode="unordered")
+    assert not result.passed and result.recall == pytest.approx(2 / 3)
+    assert [c.malformed for c in result.extra] == [True]
+
+
+def test_malformed_call_never_matches_even_with_arguments_ignored():
+    broken = {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function",
+              "function": {"name": "answer", "arguments": "not json"}}]}
+    ref = [turn(("answer", {}))]
+    assert not trajectory_match([broken], ref, args="ignore").passed
+
+
+def test_malformed_reference_is_unjudged():
+    from tracerl.evals.fault import Unjudged
+
+    broken = {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function",
+              "function": {"name": "answer", "arguments": "{"}}]}
+    with pytest.raises(Unjudged, match="reference has a malformed tool call"):
+        trajectory_match([turn(("answer", {}))], [broken])
+    with pytest.raises(Unjudged, match="not an object"):
+        trajectory_match([], ["not a message"])  # type: ignore[list-item]
+
+
+def test_trajectory_match_metric_scores_malformed_output_zero_and_bad_reference_none():
+    from tracerl.evals.items import item_from_record
+    from tracerl.evals.metric import score
+    from tracerl.evals.metrics import TrajectoryMatch
+
+    broken = {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function",
+              "function": {"name": "search", "arguments": "{oops"}}]}
+    it = item_from_record({"messages": [USER, broken], "reference_messages": REF}, "t")
+    assert score(TrajectoryMatch(mode="superset"), it).score == 0.0
+    bad_ref = item_from_record({"messages": [USER], "reference_messages": "REF"}, "t")
+    assert "not a list of messages" in score(TrajectoryMatch(), bad_ref).details["unjudged"]

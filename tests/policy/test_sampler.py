@@ -69,3 +69,14 @@ def test_stop_strings_need_the_tokenizer(tiny_policy):
     sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id)
     with pytest.raises(ValueError, match="tokenizer"):
         sampler.generate([[1, 2]], SamplingParams(stop_strings=STOPS))
+
+
+def test_on_token_sees_every_sampled_token_of_every_row(tiny_policy):
+    sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id, seed=0,
+                                  tokenizer=tiny_policy.tokenizer)
+    seen: dict[int, list[tuple[int, float]]] = {0: [], 1: []}
+    samples = sampler.generate([[1, 2, 3], [4, 5]], SamplingParams(max_new_tokens=6),
+                               budgets=[6, 3],
+                               on_token=lambda row, tok, lp: seen[row].append((tok, lp)))
+    for row, s in enumerate(samples):
+        assert [t for t, _ in seen[row]] == s.ids and [lp for _, lp in seen[row]] == s.logprobs

@@ -65,3 +65,16 @@ def test_the_old_dr_grpo_switch_becomes_the_one_name():
     assert configlib.load(TrainConfig, None, ["rl.std_normalize=true"]).rl.advantage == "grpo"
     with pytest.raises(configlib.ConfigError, match="rl.advantage=dr_grpo"):
         configlib.load(TrainConfig, None, ["rl.std_normalize=false", "rl.advantage=rloo"])
+
+
+def test_a_named_model_brings_its_preset_and_the_user_still_wins(tmp_path):
+    """`model=smollm2-135m` alone gets the measured recipe; YAML and key=value override
+    it key by key; the tiny defaults are untouched."""
+    cfg = configlib.load(TrainConfig, None, ["model=smollm2-135m"])
+    assert (cfg.dtype, cfg.lora.r, cfg.rl.max_turns, cfg.sft.demos) == ("bfloat16", 16, 4, 128)
+    path = tmp_path / "c.yaml"
+    path.write_text("model: smollm2-135m\nrl:\n  max_turns: 2\n")
+    cfg = configlib.load(TrainConfig, str(path), ["lora.r=4"])
+    assert (cfg.rl.max_turns, cfg.lora.r, cfg.dtype) == (2, 4, "bfloat16")
+    tiny = configlib.load(TrainConfig, None, [])
+    assert (tiny.dtype, tiny.lora.r) == ("float32", 0)

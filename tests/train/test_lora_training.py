@@ -2,13 +2,10 @@
 disabled-adapter reference; a run's checkpoints hold the adapter, resume restores it and
 `tracerl export` merges it into a model `load_policy` reads."""
 
-import random
-
 import pytest
 import torch
 
 from tracerl.cli import main
-from tracerl.envs.tool_env import ToolEnv
 from tracerl.policy.lora import has_adapter, trainable_parameters
 from tracerl.policy.model import load_policy
 from tracerl.train import configlib
@@ -18,38 +15,15 @@ from tracerl.train.rl_step import RLStep
 from tracerl.train.runner import build_runner
 from tracerl.train.step import rl_step
 from tracerl.train.trainer import Trainer
-from tracerl.types import Message, Task, Trajectory
 
 
-class ParityReward:
-    """1 for an even number of characters in the first action: varies from the start."""
-
-    name = "parity"
-
-    def __call__(self, t: Trajectory) -> float:
-        return float(len(t.turns[0].info["content"]) % 2 == 0)
-
-
-class ParityFamily:
-    name = "parity"
-    reward = ParityReward()
-
-    def tasks(self, split: str, n: int, seed: int) -> list[Task]:
-        return [Task(f"{split}-{seed}-{i}", (Message("user", f"Say {i}"),)) for i in range(n)]
-
-    def make_env(self) -> ToolEnv:
-        return ToolEnv([])
-
-    def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
-        return [Message("assistant", "ab")]
-
-
-def test_a_lora_rl_step_trains_only_the_adapter_against_the_disabled_adapter(lora_policy):
+def test_a_lora_rl_step_trains_only_the_adapter_against_the_disabled_adapter(lora_policy,
+                                                                             parity_family):
     policy = lora_policy
     rl = RLConfig(lr=1e-2, tasks_per_step=4, group_size=4, max_turns=1, max_turn_tokens=6,
                   kl_coef=0.5)
     config = TrainConfig(rl=rl, stages=["rl"])
-    family = ParityFamily()
+    family = parity_family
     runner = build_runner(config, policy, family)
     learner = RLStep(policy, config, family, runner, Reference.of(policy.model))
     before = {n: p.detach().clone() for n, p in policy.model.named_parameters()}

@@ -14,41 +14,18 @@ from typing import Any, TextIO
 
 from tracerl.cli_args import EVAL_DESCRIPTION
 from tracerl.cli_args import add_eval_arguments as add_arguments
+from tracerl.evals.catalogue import CATALOGUE
+from tracerl.evals.catalogue import build as build_metric
+from tracerl.evals.compare import compare
 from tracerl.evals.evaluate import EvalReport, evaluate
 from tracerl.evals.judges import JudgeConfig, RubricJudge
 from tracerl.evals.metric import Metric
-from tracerl.evals.metrics import (
-    Bleu,
-    Contains,
-    EditDistance,
-    ExactMatch,
-    JsonSchemaMatch,
-    JsonValid,
-    Latency,
-    LoopDetection,
-    NumericMatch,
-    RegexMatch,
-    RougeL,
-    StepEfficiency,
-    TokenCount,
-    ToolCallValidity,
-    ToolSelection,
-    TrajectoryMatch,
-)
 from tracerl.policy.zoo import MODELS
 
-LIST_KEYS = ("required", "forbidden")
+LIST_KEYS = ("required", "forbidden", "phrases", "imports", "calls", "scanners")
 
-# CLI names -> constructors. Python callers build metric objects directly; the CLI needs
-# names, so this table exists for it alone.
-METRICS: dict[str, Callable[..., Any]] = {
-    "exact_match": ExactMatch, "contains": Contains, "regex_match": RegexMatch,
-    "numeric_match": NumericMatch, "json_valid": JsonValid, "json_schema": JsonSchemaMatch,
-    "bleu": Bleu, "rouge_l": RougeL, "edit_similarity": EditDistance,
-    "tool_selection": ToolSelection, "tool_call_validity": ToolCallValidity,
-    "step_efficiency": StepEfficiency, "no_loop": LoopDetection,
-    "trajectory_match": TrajectoryMatch, "latency_s": Latency, "tokens": TokenCount,
-}
+# CLI names -> constructors: the catalogue (tracerl.evals.catalogue, `tracerl metrics`).
+METRICS: dict[str, Callable[..., Any]] = {e.name: e.build for e in CATALOGUE}
 
 
 def _value(key: str, raw: str) -> Any:
@@ -75,12 +52,7 @@ def parse_metric(spec: str, args: argparse.Namespace) -> Metric:
         if not (args.judge_url and args.judge_model):
             raise ValueError("rubric_judge needs --judge-url and --judge-model")
         return RubricJudge(JudgeConfig(args.judge_url, args.judge_model), **kwargs)
-    if name not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; choose from {sorted(METRICS)}")
-    try:
-        return METRICS[name](**kwargs)
-    except TypeError as exc:
-        raise ValueError(f"metric {name!r}: {exc}") from exc
+    return build_metric(name, **kwargs)
 
 
 def _load_data(args: argparse.Namespace) -> Any:
@@ -89,11 +61,31 @@ def _load_data(args: argparse.Namespace) -> Any:
     return Path(args.data)
 
 
-def _report(report: EvalReport, args: argparse.Namespace, out: TextIO) -> None:
-    full = json.dumps(report.to_dict(), indent=2, default=str)
+def _baseline(args: argparse.Namespace) -> EvalReport | None:
+    if not getattr(args, "baseline", None):
+        return None
+    try:
+        data = json.loads(Path(args.baseline).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--baseline {args.baseline}: not JSON ({exc.msg})") from exc
+    return EvalReport.from_dict(data)
+
+
+def _report(report: EvalReport, args: argparse.Namespace, out: TextIO,
+            baseline: EvalReport | None) -> None:
+    full_dict = report.to_dict()
+    if baseline is not None:
+        full_dict["comparison"] = asdict(compare(baseline, report))
+    full = json.dumps(full_dict, indent=2, default=str)
     if args.out:
         Path(args.out).write_text(full + "\n", encoding="utf-8")
-    out.write((full if args.json else report.table()) + "\n")
+    if args.json:
+        out.write(full + "\n")
+        return
+    out.write(report.table(by=getattr(args, "by", None)) + "\n")
+    if baseline is not None:
+        out.write(f"\nagainst the baseline {args.baseline} (paired sign-flip test):\n"
+                  + compare(baseline, report).table() + "\n")
 
 
 def _is_checkpoint(args: argparse.Namespace) -> bool:
@@ -139,11 +131,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if not args.metric:
             raise ValueError(f"give at least one --metric; names: {', '.join(METRICS)}")
         metrics = [parse_metric(spec, args) for spec in args.metric]
+        baseline = _baseline(args)
         report = evaluate(metrics, _load_data(args), run=args.run)
-    except (ValueError, KeyError, FileNotFoundError, TypeError) as exc:
+        _report(report, args, out, baseline)
+    except (ValueError, KeyError, FileNotFoundError, TypeError, ImportError) as exc:
         sys.stderr.write(f"tracerl eval: {exc}\n")
         return 2
-    _report(report, args, out)
     return 0
 
 

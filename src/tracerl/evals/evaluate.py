@@ -2,19 +2,27 @@
 
 A metric that raises on an item is a failure of that (item, metric) cell: recorded in
 `EvalReport.failures` with its error, counted in the aggregate, and never a crash
-of the evaluation (one bad item must not cost the other results).
+of the evaluation (one bad item must not cost the other results). An item whose data
+cannot judge it (fault.py) is unjudged: a None score, counted by reason.
+
+`report.by("task")` / `report.by("tag")` break the aggregates down per group, and
+`compare(before, after)` (compare.py) tests a change item by item.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tracerl.evals.items import EvalItem, load_items
-from tracerl.evals.metric import Metric, score
+from tracerl.evals.metric import UNJUDGED, Metric, score
 from tracerl.util.table import format_table
+
+GroupKey = Literal["task", "tag"]
+GROUP_KEYS: tuple[str, ...] = ("task", "tag")
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,12 @@ class ItemResult:
     passed: Mapping[str, bool | None]
     details: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     errors: Mapping[str, str] = field(default_factory=dict)
+    task: str = ""
+    tags: tuple[str, ...] = ()
+
+    def groups(self, key: GroupKey) -> tuple[str, ...]:
+        """The groups this item belongs to under `key` (one task, any number of tags)."""
+        return (self.task,) if key == "task" else self.tags
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,8 @@ class MetricSummary:
     failed: int
     pass_rate: float | None
     """Share of items with passed=True among those that report pass/fail."""
+    unjudged_reasons: Mapping[str, int] = field(default_factory=dict)
+    """How many items were unjudged for each reason the metric gave."""
 
 
 @dataclass(frozen=True)
@@ -59,16 +75,50 @@ class EvalReport:
                 "failures": [asdict(f) for f in self.failures],
                 "items": [asdict(i) for i in self.items]}
 
-    def table(self) -> str:
-        """A readable summary: one row per metric."""
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EvalReport:
+        """The report `to_dict()` wrote (e.g. `tracerl eval --out`), to compare against."""
+        try:
+            items = tuple(ItemResult(**{**i, "tags": tuple(i.get("tags", ()))})
+                          for i in data["items"])
+            aggregates = {k: MetricSummary(**v) for k, v in data["aggregates"].items()}
+            failures = tuple(Failure(**f) for f in data.get("failures", ()))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not an evaluate() report: {exc}") from exc
+        return cls(items, aggregates, failures)
+
+    def by(self, key: GroupKey) -> dict[str, dict[str, MetricSummary]]:
+        """{group: {metric: summary}} over the items of each task or tag."""
+        if key not in GROUP_KEYS:
+            raise ValueError(f"group by one of {GROUP_KEYS}, got {key!r}")
+        members: dict[str, list[ItemResult]] = {}
+        for r in self.items:
+            for g in r.groups(key):
+                members.setdefault(g, []).append(r)
+        return {g: {m: _summary(m, rs) for m in self.aggregates} for g, rs in members.items()}
+
+    def table(self, by: GroupKey | None = None) -> str:
+        """A readable summary: one row per metric, or per (group, metric) with `by`."""
         headers = ["metric", "mean", "std", "pass_rate", "scored", "unjudged", "failed"]
-        rows = [[s.name, s.mean, s.std, s.pass_rate, s.scored, s.unjudged, s.failed]
-                for s in self.aggregates.values()]
+        if by is None:
+            rows = [_row(s) for s in self.aggregates.values()]
+        else:
+            headers.insert(0, by)
+            rows = [[g, *_row(s)] for g, sums in sorted(self.by(by).items())
+                    for s in sums.values()]
         text = format_table(headers, rows)
+        reasons = [f"  {s.name}: {n} x {why}" for s in self.aggregates.values()
+                   for why, n in s.unjudged_reasons.items()]
+        if reasons:
+            text += "\n\nunjudged (the data could not judge these items):\n" + "\n".join(reasons)
         if self.failures:
             text += f"\n\n{len(self.failures)} failures, first: {self.failures[0].item_id} " \
                     f"{self.failures[0].metric}: {self.failures[0].error}"
         return text
+
+
+def _row(s: MetricSummary) -> list[Any]:
+    return [s.name, s.mean, s.std, s.pass_rate, s.scored, s.unjudged, s.failed]
 
 
 def _summary(name: str, results: Sequence[ItemResult]) -> MetricSummary:
@@ -78,10 +128,13 @@ def _summary(name: str, results: Sequence[ItemResult]) -> MetricSummary:
     mean = sum(values) / len(values) if values else None
     std = (math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
            if mean is not None else None)
+    reasons = Counter(str(r.details.get(name, {}).get(UNJUDGED, "no reason given"))
+                      for r in results if r.scores.get(name) is None and name not in r.errors)
     return MetricSummary(
         name=name, mean=mean, std=std, scored=len(values),
         unjudged=len(results) - len(values) - failed, failed=failed,
         pass_rate=sum(verdicts) / len(verdicts) if verdicts else None,
+        unjudged_reasons=dict(reasons),
     )
 
 
@@ -100,7 +153,7 @@ def _score_item(metrics: Sequence[Metric], item: EvalItem) -> ItemResult:
         scores[metric.name], passed[metric.name] = result.score, result.passed
         if result.details:
             details[metric.name] = dict(result.details)
-    return ItemResult(item.id, scores, passed, details, errors)
+    return ItemResult(item.id, scores, passed, details, errors, item.task_id, item.tags())
 
 
 def _check_metrics(metrics: Sequence[Metric]) -> None:

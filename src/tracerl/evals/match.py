@@ -12,6 +12,11 @@ with `tool_calls` count, one "tool-calling turn" each. Modes:
 Calls are paired by a maximum bipartite matching (never greedy first fit, see
 bipartite.py); in_order uses a longest common subsequence. Precision = matched /
 output calls, recall = matched / reference calls (1.0 when that side is empty).
+
+Malformed calls (fault.py): an output call whose arguments are not a JSON object is
+the policy's doing, so it stays in the output as a call that matches nothing (an extra
+call: lower precision, a failed strict match), never an exception that would turn the
+verdict into None. A malformed reference call is the data's: `Unjudged`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from typing import Any, Literal
 
 from tracerl.evals.args_compare import ArgsComparator, ArgsOption, comparator_for, differing_keys
 from tracerl.evals.bipartite import max_bipartite_matching
+from tracerl.evals.fault import Unjudged
+from tracerl.evals.items import parse_message
 from tracerl.types import Message
 
 MatchMode = Literal["strict", "unordered", "superset", "subset", "in_order"]
@@ -35,6 +42,8 @@ class Call:
     turn: int
     name: str
     arguments: Mapping[str, Any]
+    malformed: bool = False
+    """The policy wrote a call that does not parse; it matches no reference call."""
 
 
 @dataclass(frozen=True)
@@ -67,21 +76,46 @@ class MatchResult:
     reason: str = ""
 
 
-def tool_calls(messages: Sequence[Message | Mapping[str, Any]]) -> list[Call]:
-    """The calls of every assistant message with tool calls, turn-numbered."""
+def _message(m: Message | Mapping[str, Any], reference: bool) -> Message:
+    if isinstance(m, Message):
+        return m
+    if not isinstance(m, Mapping):
+        raise Unjudged(f"reference message is a {type(m).__name__}, not an object") \
+            if reference else TypeError(f"output message is a {type(m).__name__}")
+    try:
+        msg, malformed = parse_message(m)
+    except (ValueError, TypeError, KeyError) as exc:
+        if reference:
+            raise Unjudged(f"reference message does not parse: {exc}") from exc
+        raise
+    if reference and malformed:
+        raise Unjudged(f"reference has a malformed tool call ({malformed[0].content[7:80]})")
+    return msg
+
+
+def tool_calls(messages: Sequence[Message | Mapping[str, Any]],
+               reference: bool = False) -> list[Call]:
+    """The calls of every assistant message with tool calls, turn-numbered. A nameless
+    call (how a malformed one is recorded) is marked malformed; on the `reference` side
+    a malformed call or message raises Unjudged."""
     out: list[Call] = []
     turn = 0
     for m in messages:
-        msg = m if isinstance(m, Message) else Message.from_openai(dict(m))
+        msg = _message(m, reference)
         if msg.role == "assistant" and msg.tool_calls:
-            out.extend(Call(turn, c.name, c.arguments) for c in msg.tool_calls)
+            if reference and any(not c.name for c in msg.tool_calls):
+                raise Unjudged("reference has a tool call without a name")
+            out.extend(Call(turn, c.name, c.arguments, malformed=not c.name)
+                       for c in msg.tool_calls)
             turn += 1
     return out
 
 
 def _fits(cmp_for: Any, o: Call, r: Call) -> bool:
+    if o.malformed or o.name != r.name:
+        return False
     cmp: ArgsComparator = cmp_for(r.name)
-    return o.name == r.name and bool(cmp(o.arguments, r.arguments))
+    return bool(cmp(o.arguments, r.arguments))
 
 
 def _matching(out: list[Call], ref: list[Call], cmp_for: Any,
@@ -148,7 +182,7 @@ def trajectory_match(
     if mode not in MODES:
         raise ValueError(f"trajectory_match mode must be one of {MODES}, got {mode!r}")
     cmp_for = comparator_for(args)
-    out, ref = tool_calls(output), tool_calls(reference)
+    out, ref = tool_calls(output), tool_calls(reference, reference=True)
     pairs = (_in_order(out, ref, cmp_for) if mode == "in_order"
              else _matching(out, ref, cmp_for, same_turn=mode == "strict"))
     k = len(pairs)

@@ -1,7 +1,9 @@
 """The Metric protocol, its result, and the adapter that makes any Metric a Reward.
 
 A Metric maps an EvalItem to a score. It may return a MetricResult, a float, a bool or
-None (None = not applicable or could not be judged, never "wrong"). `MetricReward`
+None (None = not applicable or could not be judged, never "wrong"), or raise
+`Unjudged` when the item's data cannot judge it (fault.py: who is at fault decides the
+score); `score()` turns that into a None score with the reason. `MetricReward`
 turns a Metric into a `tracerl.rewards.Reward` (`name`, `(trajectory) -> float|None`)
 so evals and training share one definition of "good".
 """
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
+from tracerl.evals.fault import Unjudged
 from tracerl.evals.items import EvalItem, item_from_trajectory
 from tracerl.types import Trajectory
 
@@ -52,29 +55,48 @@ def to_result(value: MetricResult | float | bool | None, metric_name: str) -> Me
                     "expected MetricResult, float, bool or None")
 
 
+UNJUDGED = "unjudged"
+"""The details key holding why a None score could not be judged."""
+
+
+def unjudged(reason: str, **details: Any) -> MetricResult:
+    """A None score that says why (counted by reason in evaluate()'s report)."""
+    return MetricResult(None, details={UNJUDGED: reason, **details})
+
+
 def score(metric: Metric, item: EvalItem) -> MetricResult:
-    return to_result(metric(item), metric.name)
+    """The metric's result on `item`; `Unjudged` becomes a None score with its reason."""
+    try:
+        return to_result(metric(item), metric.name)
+    except Unjudged as exc:
+        return unjudged(exc.reason)
 
 
 class MetricReward:
     """A Metric used as an outcome Reward, or per turn via `per_turn`.
 
     A metric that raises gives None (the sample is masked, as for any reward that
-    could not judge) and is counted in `failures` and logged, never silent.
+    could not judge) and is counted in `failures` and logged, never silent; an item its
+    data cannot judge (`Unjudged`) gives None too, counted in `unjudged`. Malformed
+    policy output is never None: the catalogue's metrics score it as wrong.
     """
 
     def __init__(self, metric: Metric, name: str | None = None):
         self.metric = metric
         self.name = name or metric.name
         self.failures = 0
+        self.unjudged = 0
 
     def _score(self, traj: Trajectory) -> float | None:
         try:
-            return score(self.metric, item_from_trajectory(traj)).score
+            result = score(self.metric, item_from_trajectory(traj))
         except Exception:  # noqa: BLE001 - contained and counted, see class doc
             self.failures += 1
             log.exception("metric %r failed on task %r", self.name, traj.task.id)
             return None
+        if result.score is None:
+            self.unjudged += 1
+        return result.score
 
     def __call__(self, trajectory: Trajectory) -> float | None:
         return self._score(trajectory)

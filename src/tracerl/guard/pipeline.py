@@ -79,7 +79,7 @@ class Guard:
             )
         t0 = time.perf_counter()
         rules = self._rules["tool_call"]
-        fields = list(_leaves(arguments, "arguments"))
+        fields = list(argument_leaves(arguments, "arguments"))
         scanned = [(path, value, self._scan(value, rules, path)) for path, value in fields]
         redacted = {}
         for path, value, s in scanned:
@@ -196,7 +196,7 @@ def _reason(
     return f"Guard {action.value}ed the observation: {what}."
 
 
-def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
+def argument_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
     """(path, text) for every string and number inside nested dicts and lists."""
     if isinstance(value, str):
         yield path, value
@@ -206,10 +206,10 @@ def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
         yield path, str(value)
     elif isinstance(value, Mapping):
         for k, v in value.items():
-            yield from _leaves(v, f"{path}.{k}")
+            yield from argument_leaves(v, f"{path}.{k}")
     elif isinstance(value, list | tuple):
         for i, v in enumerate(value):
-            yield from _leaves(v, f"{path}[{i}]")
+            yield from argument_leaves(v, f"{path}[{i}]")
 
 
 def _rebuild(value: Any, path: str, redacted: Mapping[str, str]) -> Any:

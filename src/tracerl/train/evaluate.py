@@ -15,12 +15,11 @@ import torch
 
 from tracerl.evals.passk import pass_at_k
 from tracerl.policy.precision import weights_dtype
-from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train import configlib
 from tracerl.train.checkpoint import latest_checkpoint, load_checkpoint_policy
 from tracerl.train.config import TrainConfig
-from tracerl.train.runner import build_runner, build_task_family
+from tracerl.train.runner import build_runner, build_sampler, build_task_family, engine_sync
 from tracerl.types import Task, Trajectory
 
 SUCCESS_THRESHOLD = 1.0 - 1e-6
@@ -110,8 +109,11 @@ def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: i
         torch.set_num_threads(cfg.threads)
     policy = load_checkpoint_policy(model_dir, cfg.device, weights_dtype(cfg.dtype))
     family = build_task_family(cfg)
-    runner = build_runner(cfg, policy, family, TransformersSampler(
-        policy.model, policy.pad_id, seed=seed, tokenizer=policy.tokenizer))
+    sampler = build_sampler(cfg, policy, seed)
+    engine = engine_sync(cfg, sampler)
+    if engine is not None:  # the checkpoint's weights, adapter included
+        engine.push(policy.model, everything=True)
+    runner = build_runner(cfg, policy, family, sampler)
     groups = runner.run(family.tasks("heldout", tasks, seed=seed), group_size=k,
                         temperature=temperature)
     trajs = [t for g in groups for t in g.trajectories]

@@ -45,6 +45,7 @@ from tracerl.credit.turns import anchor_ids, observation_key, turn_id_matrix, tu
 from tracerl.envs.family import TaskFamily
 from tracerl.evals.judges import JudgeConfig
 from tracerl.policy.model import Policy
+from tracerl.policy.weight_sync import EngineSync
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import TokenBatch, collate
 from tracerl.train.config import CreditConfig, TrainConfig
@@ -90,7 +91,7 @@ def trainable(groups: list[Group], drop_uniform: bool) -> tuple[list[Trajectory]
 
 
 def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
-                   runner: RolloutRunner) -> StepEvaluator | None:
+                   runner: RolloutRunner | None) -> StepEvaluator | None:
     """The configured step evaluator (None for credit.evaluator=none), broken on purpose
     when `credit.fault` says so."""
     evaluator = _base_evaluator(cfg, family, runner)
@@ -106,9 +107,14 @@ def make_evaluator(cfg: CreditConfig, family: TaskFamily | None,
 
 
 def _base_evaluator(cfg: CreditConfig, family: TaskFamily | None,
-                    runner: RolloutRunner) -> StepEvaluator | None:
+                    runner: RolloutRunner | None) -> StepEvaluator | None:
     if cfg.evaluator == "none":
         return None
+    if runner is None and (cfg.evaluator == "monte_carlo" or cfg.calibrate):
+        raise ValueError("Monte Carlo credit (credit.evaluator=monte_carlo, or "
+                         "credit.calibrate=true) branches rollouts from an env; without a "
+                         "rollout runner (trajectories recorded by `tracerl serve`) use "
+                         "credit.calibrate=false with another evaluator")
     if cfg.evaluator == "subgoal":
         check = getattr(family, "subgoal", None)
         if check is None:
@@ -119,23 +125,32 @@ def _base_evaluator(cfg: CreditConfig, family: TaskFamily | None,
     builders = {
         "tool_validity": lambda: ToolValidityEvaluator(),
         "judge": lambda: JudgeStepEvaluator(JudgeConfig(cfg.judge_url, cfg.judge_model)),
-        "monte_carlo": lambda: MonteCarloEvaluator(runner, cfg.calibration_samples),
     }
+    if cfg.evaluator == "monte_carlo":
+        assert runner is not None  # refused above
+        return MonteCarloEvaluator(runner, cfg.calibration_samples)
     return builders[cfg.evaluator]()
 
 
 class RLStep:
+    """`runner` may be None when the trajectories come from elsewhere (`tracerl serve`
+    records them): then only credit that needs no branching from an env is available."""
+
     def __init__(self, policy: Policy, config: TrainConfig, family: TaskFamily | None,
-                 runner: RolloutRunner, ref: Reference | None = None) -> None:
+                 runner: RolloutRunner | None, ref: Reference | None = None,
+                 engine: EngineSync | None = None) -> None:
         check_methods(config)
         self.policy = policy
+        self.engine = engine
+        """Syncs the weights into a sampler holding its own copy (rl_step calls it)."""
         self.cfg = config
         self.family = family
         self.ref = ref
         self.method = estimator(config.rl)
         self.evaluator = (make_evaluator(config.credit, family, runner)
                           if self.method.turn_rewards else None)
-        self.reference = MonteCarloEvaluator(runner, config.credit.calibration_samples)
+        self.reference = (MonteCarloEvaluator(runner, config.credit.calibration_samples)
+                          if runner is not None else None)
         self.calibration: CalibrationReport | None = None
         self.critic: ValueModel | None = None
         self.critic_opt: torch.optim.Optimizer | None = None
@@ -165,6 +180,8 @@ class RLStep:
         if self.evaluator is None or not credit.calibrate:
             return self.evaluator
         every = credit.recalibrate_every
+        if self.reference is None:  # make_evaluator refused calibration without a runner
+            return self.evaluator
         if self.calibration is None or (every and step % every == 0):
             rng = random.Random(f"calibrate/{self.cfg.seed}/{step}")
             states = sample_states(trajs, credit.calibration_states, rng, self.evaluator)
@@ -187,7 +204,7 @@ class RLStep:
     def _ref_logp(self, batch: TokenBatch) -> torch.Tensor | None:
         if self.ref is None or self.cfg.rl.kl_coef <= 0:
             return None
-        return self.ref.logprobs(batch.input_ids, batch.attention_mask, self.cfg.rl.temperature)
+        return self.ref.batch_logprobs(batch, self.cfg.rl.temperature)
 
     def inputs(self, groups: list[Group], keep: list[Trajectory], batch: TokenBatch,
                ref_logp: torch.Tensor | None, step: int) -> CreditInputs:

@@ -22,12 +22,12 @@ from tracerl.envs.family import TaskFamily
 from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.model import Policy, load_policy, write_tiny
 from tracerl.policy.precision import autocast_dtype, set_autocast, weights_dtype
-from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.trace.offload import OffloadedTracer
 from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
 from tracerl.train import checkpoint as ckpt
+from tracerl.train.async_loop import AsyncRL, start_async
 from tracerl.train.config import TrainConfig
 from tracerl.train.dpo import run_dpo_stage
 from tracerl.train.evaluate import EvalResult, evaluate_policy
@@ -40,9 +40,15 @@ from tracerl.train.progress import ProgressReporter
 from tracerl.train.reference import Reference
 from tracerl.train.rl_step import RLStep
 from tracerl.train.rundir import check_device, fresh_run_dir, write_config
-from tracerl.train.runner import build_runner, build_task_family
+from tracerl.train.runner import (
+    build_runner,
+    build_sampler,
+    build_task_family,
+    check_sampler,
+    engine_sync,
+)
 from tracerl.train.sft import demonstrations, run_sft
-from tracerl.train.step import rl_step
+from tracerl.train.step import StepResult, rl_step
 from tracerl.train.threads import choose_threads
 from tracerl.types import Trajectory
 
@@ -82,6 +88,7 @@ class Trainer:
                  policy: Policy | None = None, overwrite: bool = False) -> None:
         check_methods(config)
         check_device(config.device)
+        check_sampler(config)
         self.notes: list[str] = []
         if resume:
             if run_dir is None:
@@ -102,16 +109,20 @@ class Trainer:
         _seed_everything(config.seed)
         latest = ckpt.latest_checkpoint(self.run_dir) if resume else None
         self.policy = self._load_policy(latest, policy)
-        self.sampler = TransformersSampler(self.policy.model, self.policy.pad_id,
-                                           seed=config.seed, tokenizer=self.policy.tokenizer)
+        self.sampler = build_sampler(config, self.policy)
+        self.engine = engine_sync(config, self.sampler)
+        """Set when the sampler holds its own copy of the weights (vLLM): synced at each
+        stage start, after each update and before a final evaluation."""
         if latest is not None:
             self.state, self.optimizer_state, rng = ckpt.load_trainer_state(latest)
-            ckpt.set_rng_state(rng, self.sampler.generator)
+            ckpt.set_rng_state(rng, self._sampler_rng())
             self._reopen_if_extended()
         if family is not None:
             config = self._record_family(config, family)
         write_config(self.run_dir, config)
         self.family = family if family is not None else build_task_family(config)
+        # a rollout worker process can rebuild the family from config.yaml
+        self._family_from_config = family is None or ":" in config.task.family
         self._warn_episode_length()
         self.renderer = ChatRenderer(self.policy.tokenizer)
         self.runner = build_runner(config, self.policy, self.family, self.sampler)
@@ -125,6 +136,7 @@ class Trainer:
                                        otlp_endpoint=config.trace.otlp_endpoint or None)
         self.rl: RLStep | None = None
         self.optimizer: torch.optim.Optimizer | None = None
+        self.async_rl: AsyncRL | None = None
 
     # -- setup ---------------------------------------------------------------------------
     def _set_threads(self) -> None:
@@ -216,11 +228,23 @@ class Trainer:
         stages = {"sft": self._run_sft, "dpo": self._run_dpo, "rl": self._run_rl}
         while self.state.stage_index < len(self.cfg.stages):
             start_stage(self.policy, self.run_dir, self.state.stage_index)
+            self._sync_engine()
             stages[self.cfg.stages[self.state.stage_index]]()
             self.state.stage_index += 1
             self._checkpoint(None)
         if not self.state.evals or self.state.evals[-1].get("final") is not True:
+            self._sync_engine()
             self._evaluate(final=True)
+
+    def _sampler_rng(self) -> torch.Generator | None:
+        # The transformers sampler's generator is checkpointed; an engine seeds its own.
+        return getattr(self.sampler, "generator", None)
+
+    def _sync_engine(self) -> None:
+        """Every weight into a sampler that holds its own copy (the base may have changed:
+        a stage's training, a LoRA fold, a resume)."""
+        if self.engine is not None:
+            self.engine.push(self.policy.model, everything=True)
 
     def _trace(self, trajectories: list[Trajectory], phase: str, step: int) -> None:
         if self.tracer is None:
@@ -232,13 +256,18 @@ class Trainer:
 
     def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> Path:
         path = ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
-                                    ckpt.rng_state(self.sampler.generator))
-        if self.rl is not None:
-            self.rl.save(path)
+                                    ckpt.rng_state(self._sampler_rng()), self._extras)
         protected = {f"stage{self.cfg.stages.index('rl')}-step000000"} \
             if "rl" in self.cfg.stages else set()
         ckpt.prune_checkpoints(self.run_dir, self.cfg.log.keep_checkpoints, protected)
         return path
+
+    def _extras(self, directory: Path) -> None:
+        """What a checkpoint holds beyond the policy: the critic, the async loop's state."""
+        if self.rl is not None:
+            self.rl.save(directory)
+        if self.async_rl is not None:
+            self.async_rl.save(directory)
 
     def _run_sft(self) -> None:
         demos = demonstrations(self.family, self.renderer, self.cfg.sft.demos, self.cfg.seed)
@@ -283,7 +312,8 @@ class Trainer:
             self.state.success_before = self._evaluate().success
             self._checkpoint(None)  # the pre-RL weights: the KL reference on resume
         ref = self._reference() if needs_reference(cfg) else None
-        self.rl = RLStep(self.policy, self.cfg, self.family, self.runner, ref)
+        self.rl = RLStep(self.policy, self.cfg, self.family, self.runner, ref,
+                         engine=self.engine)
         latest = ckpt.latest_checkpoint(self.run_dir)
         if self.state.rl_step > 0 and latest is not None:
             self.rl.load(latest)
@@ -291,11 +321,30 @@ class Trainer:
         if self.optimizer_state is not None:
             self.optimizer.load_state_dict(self.optimizer_state)
             self.optimizer_state = None
+        if cfg.mode == "async":
+            resumed = latest if self.state.rl_step > 0 else None
+            self.async_rl = start_async(self.rl, self.optimizer, self.family, self.cfg, resumed,
+                                        rebuild_family=self._family_from_config)
+        try:
+            self._rl_loop()
+        finally:
+            if self.async_rl is not None:
+                self.async_rl.close()
+        self._evaluate(final=True)
+
+    def _run_step(self, failures: int | None) -> StepResult:
+        assert self.rl is not None and self.optimizer is not None
+        if self.async_rl is not None:
+            return self.async_rl.step(self.state.rl_step, failures)
+        return rl_step(self.rl, self.runner, self.family, self.optimizer, self.state.rl_step,
+                       failures)
+
+    def _rl_loop(self) -> None:
+        cfg = self.cfg.rl
         bar = self.progress.stage("RL", cfg.steps, completed=self.state.rl_step)
         while self.state.rl_step < cfg.steps:
             failures = self.tracer.failures if self.tracer is not None else None
-            result = rl_step(self.rl, self.runner, self.family, self.optimizer,
-                             self.state.rl_step, failures)
+            result = self._run_step(failures)
             self.state.rl_step += 1
             self._trace(result.trajectories, "train", self.state.rl_step)
             self.log.log("rl", self.state.rl_step, result.metrics.record())
@@ -309,7 +358,6 @@ class Trainer:
             if self.state.rl_step % self.cfg.log.checkpoint_every == 0:
                 self._checkpoint(self.optimizer)
         bar.done()
-        self._evaluate(final=True)
 
     def _reference(self) -> Reference:
         """The policy at the start of RL: the disabled adapter with LoRA; else a frozen copy

@@ -67,3 +67,37 @@ def test_edit_similarity_by_hand(item):
 
 def test_rouge_l_takes_best_reference(item):
     assert RougeL()(item("a b", answer=["x y", "a b"])) == 1.0
+
+
+def _levenshtein_loop(a: str, b: str) -> int:
+    """The textbook dynamic programme, as the reference for the bit-parallel one."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        cur = [i]
+        for j, y in enumerate(b, start=1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def _lcs_loop(a: list[str], b: list[str]) -> int:
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def test_bit_parallel_distances_equal_the_dynamic_programme():
+    import random
+
+    from tracerl.evals.metrics.overlap import lcs_length
+
+    rng = random.Random(0)
+    for _ in range(200):
+        a = "".join(rng.choice("abcé ") for _ in range(rng.randint(0, 70)))
+        b = "".join(rng.choice("abcé ") for _ in range(rng.randint(0, 70)))
+        assert levenshtein(a, b) == _levenshtein_loop(a, b), (a, b)
+        assert lcs_length(a.split(), b.split()) == _lcs_loop(a.split(), b.split()), (a, b)

@@ -58,6 +58,19 @@ def test_metric_as_per_turn_reward(make_trajectory):
     assert as_reward(Contains()).per_turn(traj) == [0.0, 1.0, 0.0]
 
 
+class Raising:
+    name = "raising"
+
+    def __call__(self, item: EvalItem) -> float:
+        raise RuntimeError("bug in the metric")
+
+
 def test_failing_metric_reward_is_none_and_counted(make_trajectory):
-    reward = MetricReward(Contains(reference_key="missing"))
+    reward = MetricReward(Raising())
     assert reward(make_trajectory(("x", []))) is None and reward.failures == 1
+
+
+def test_unjudged_item_reward_is_none_and_counted_apart(make_trajectory):
+    reward = MetricReward(Contains(reference_key="missing"))
+    assert reward(make_trajectory(("x", []))) is None
+    assert (reward.unjudged, reward.failures) == (1, 0)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
 
@@ -22,12 +23,24 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
-    return Counter(tuple(words[i: i + n]) for i in range(len(words) - n + 1))
+def ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    return Counter(zip(*(words[i:] for i in range(n)), strict=False))
+
+
+def clipped_overlap(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) -> int:
+    """sum over n-grams of min(count in a, count in b), walking the smaller counter."""
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    return sum(min(c, large.get(g, 0)) for g, c in small.items())
+
+
+def answer_ngrams(item: EvalItem, n: int) -> Counter[tuple[str, ...]]:
+    """The answer's word n-grams, counted once per item (BLEU and ROUGE-N share them)."""
+    return item.derived(f"ngrams{n}", lambda text: ngrams(item.derived("tokens", tokens), n))
 
 
 def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: int = 4,
-         smoothing: str = "none") -> float:
+         smoothing: str = "none",
+         candidate_ngrams: Callable[[int], Counter[tuple[str, ...]]] | None = None) -> float:
     """Sentence BLEU (Papineni et al., 2002): clipped n-gram precisions, geometric mean,
     brevity penalty against the closest reference length.
 
@@ -40,11 +53,11 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
         return 0.0
     log_sum = 0.0
     for n in range(1, max_n + 1):
-        cand = _ngrams(candidate, n)
+        cand = candidate_ngrams(n) if candidate_ngrams else ngrams(candidate, n)
         best: Counter[tuple[str, ...]] = Counter()
         for ref in references:
-            best |= _ngrams(ref, n)
-        matched = sum(min(c, best[g]) for g, c in cand.items())
+            best |= ngrams(ref, n)
+        matched = clipped_overlap(cand, best)
         total = max(len(candidate) - n + 1, 0)
         if smoothing == "add1" and n > 1:
             matched, total = matched + 1, total + 1
@@ -57,13 +70,24 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    prev = [0] * (len(b) + 1)
+    """Length of the longest common subsequence, bit-parallel (Allison & Dix, 1986;
+    Hyyro, 2004): bit j of V is 1 while row j of the LCS table has not yet grown, and
+    one addition per item of `a` updates all of b's positions at once, so the cost is
+    min(len(a), len(b)) big-integer operations instead of len(a) * len(b) cells."""
+    if len(a) > len(b):
+        a, b = b, a  # iterate over the shorter; the bit vector spans the longer
+    m = len(b)
+    if not m or not a:
+        return 0
+    masks: dict[str, int] = {}
+    for i, y in enumerate(b):
+        masks[y] = masks.get(y, 0) | (1 << i)
+    full = (1 << m) - 1
+    v = full
     for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
+        u = v & masks.get(x, 0)
+        v = ((v + u) | (v - u)) & full
+    return m - v.bit_count()
 
 
 def rouge_l(candidate: Sequence[str], reference: Sequence[str], beta: float = 1.0) -> float:
@@ -76,24 +100,61 @@ def rouge_l(candidate: Sequence[str], reference: Sequence[str], beta: float = 1.
 
 
 def levenshtein(a: str, b: str) -> int:
-    """Minimum insertions, deletions and substitutions turning a into b."""
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, start=1):
-        cur = [i]
-        for j, y in enumerate(b, start=1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
-        prev = cur
-    return prev[-1]
+    """Minimum insertions, deletions and substitutions turning a into b.
+
+    Bit-parallel (Myers, 1999, "A fast bit-vector algorithm for approximate string
+    matching based on dynamic programming", in the global-distance form of Hyyro,
+    2001): the vertical and horizontal +1/-1 deltas of one DP column are bit vectors
+    over the longer string (Python integers have any width), one column per character
+    of the shorter one.
+    """
+    if len(a) > len(b):
+        a, b = b, a
+    m = len(b)
+    if m == 0:
+        return len(a)
+    peq: dict[str, int] = {}
+    for i, c in enumerate(b):
+        peq[c] = peq.get(c, 0) | (1 << i)
+    mask, last = (1 << m) - 1, 1 << (m - 1)
+    pv, mv, dist = mask, 0, m
+    for c in a:
+        eq = peq.get(c, 0)
+        xv = eq | mv
+        xh = (((eq & pv) + pv) ^ pv) | eq
+        ph = mv | (~(xh | pv) & mask)
+        mh = pv & xh
+        if ph & last:
+            dist += 1
+        elif mh & last:
+            dist -= 1
+        ph = ((ph << 1) | 1) & mask  # row 0 grows by one per column: global distance
+        mh = (mh << 1) & mask
+        pv = mh | (~(xv | ph) & mask)
+        mv = ph & xv
+    return dist
 
 
-def _references(item: EvalItem, key: str) -> list[str]:
+def references(item: EvalItem, key: str) -> list[str]:
+    """The reference text(s) of field `key`; none, or only blank ones, is Unjudged (an
+    overlap with nothing is undefined, not 0)."""
     ref = item.require(key)
-    return [str(r) for r in ref] if isinstance(ref, (list, tuple)) else [str(ref)]
+    refs = [str(r) for r in ref if r is not None] if isinstance(ref, (list, tuple)) \
+        else [str(ref)]
+    refs = [r for r in refs if r.strip()]
+    if not refs:
+        raise malformed_reference(key, "holds no non-empty reference text")
+    return refs
 
 
 @dataclass(frozen=True)
 class Bleu:
-    """Sentence BLEU against the reference field (a string or a list of them)."""
+    """Sentence BLEU against the reference field (a string or a list of them).
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> Bleu()(item_from_text("the cat sat on the mat", answer="the cat sat on the mat"))
+    1.0
+    """
 
     reference_key: str = "answer"
     max_n: int = 4
@@ -101,34 +162,45 @@ class Bleu:
     name: str = "bleu"
 
     def __call__(self, item: EvalItem) -> float:
-        refs = [tokens(r) for r in _references(item, self.reference_key)]
-        return bleu(tokens(item.output_text()), refs, self.max_n, self.smoothing)
+        refs = [tokens(r) for r in references(item, self.reference_key)]
+        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing,
+                    lambda n: answer_ngrams(item, n))
 
 
 @dataclass(frozen=True)
 class RougeL:
-    """ROUGE-L F against the reference field (best over several references)."""
+    """ROUGE-L F against the reference field (best over several references).
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> RougeL()(item_from_text("the cat sat", answer="the cat sat down"))
+    0.8571428571428571
+    """
 
     reference_key: str = "answer"
     beta: float = 1.0
     name: str = "rouge_l"
 
     def __call__(self, item: EvalItem) -> float:
-        cand = tokens(item.output_text())
+        cand = item.derived("tokens", tokens)
         return max(rouge_l(cand, tokens(r), self.beta)
-                   for r in _references(item, self.reference_key))
+                   for r in references(item, self.reference_key))
 
 
 @dataclass(frozen=True)
 class EditDistance:
     """Character edit similarity: 1 - levenshtein / longer length (1.0 = identical);
-    the raw distance is in details."""
+    the raw distance is in details.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> EditDistance()(item_from_text("kitten", answer="sitting")).details["distance"]
+    3
+    """
 
     reference_key: str = "answer"
     name: str = "edit_similarity"
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        out, ref = item.output_text(), _references(item, self.reference_key)[0]
+        out, ref = item.output_text(), references(item, self.reference_key)[0]
         dist = levenshtein(out, ref)
         longest = max(len(out), len(ref))
         return MetricResult(1.0 - dist / longest if longest else 1.0,

@@ -8,11 +8,12 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
 
+from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
 
@@ -25,20 +26,40 @@ def normalise(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def reference_text(item: EvalItem, key: str) -> str:
+    """A reference answer as text; a non-scalar or blank one cannot judge (Unjudged)."""
+    ref = item.require(key)
+    if isinstance(ref, (dict, list, tuple)) or not str(ref).strip():
+        raise malformed_reference(key, "is not a non-empty text or number")
+    return str(ref)
+
+
 @dataclass(frozen=True)
 class ExactMatch:
+    """The answer equals the reference (casefolded, whitespace collapsed by default).
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> ExactMatch()(item_from_text("  The  Answer ", answer="the answer"))
+    True
+    """
+
     reference_key: str = "answer"
     normalize: bool = True
     name: str = "exact_match"
 
     def __call__(self, item: EvalItem) -> bool:
-        out, ref = item.output_text(), str(item.require(self.reference_key))
+        out, ref = item.output_text(), reference_text(item, self.reference_key)
         return normalise(out) == normalise(ref) if self.normalize else out == ref
 
 
 @dataclass(frozen=True)
 class RegexMatch:
-    """Does the output match `pattern` (anywhere, or in full with `full=True`)?"""
+    """Does the output match `pattern` (anywhere, or in full with `full=True`)?
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> RegexMatch(r"\\d{3}")(item_from_text("code 123"))
+    True
+    """
 
     pattern: str
     full: bool = False
@@ -58,7 +79,12 @@ class RegexMatch:
 
 @dataclass(frozen=True)
 class Contains:
-    """Does the output contain `substring` (or the reference field when it is None)?"""
+    """Does the output contain `substring` (or the reference field when it is None)?
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> Contains()(item_from_text("It is PARIS.", answer="paris"))
+    True
+    """
 
     substring: str | None = None
     reference_key: str = "answer"
@@ -66,8 +92,8 @@ class Contains:
     name: str = "contains"
 
     def __call__(self, item: EvalItem) -> bool:
-        needle = self.substring if self.substring is not None else str(
-            item.require(self.reference_key))
+        needle = self.substring if self.substring is not None else reference_text(
+            item, self.reference_key)
         text = item.output_text()
         if not self.case_sensitive:
             needle, text = needle.casefold(), text.casefold()
@@ -75,8 +101,8 @@ class Contains:
 
 
 def last_number(text: str) -> float | None:
-    """The last number written in `text` ("1,234.5" -> 1234.5), or None."""
-    for token in reversed(_NUMBER.findall(text)):
+    """The last number written in `text` ("1,234.5" -> 1234.5, "\u22123" -> -3), or None."""
+    for token in reversed(_NUMBER.findall(text.replace("\u2212", "-"))):
         try:
             return float(token.replace(",", ""))
         except ValueError:
@@ -84,9 +110,23 @@ def last_number(text: str) -> float | None:
     return None
 
 
+def gold_number(ref: Any, key: str) -> float:
+    """The reference's number; a reference without one cannot judge (Unjudged)."""
+    gold = float(ref) if isinstance(ref, (int, float)) and not isinstance(ref, bool) \
+        else last_number(str(ref))
+    if gold is None or not math.isfinite(gold):
+        raise malformed_reference(key, "holds no finite number")
+    return gold
+
+
 @dataclass(frozen=True)
 class NumericMatch:
-    """The output's last number equals the reference within tolerances (math.isclose)."""
+    """The output's last number equals the reference within tolerances (math.isclose).
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> NumericMatch()(item_from_text("The total is 1,234.0", answer=1234)).passed
+    True
+    """
 
     reference_key: str = "answer"
     rel_tol: float = 1e-6
@@ -95,9 +135,7 @@ class NumericMatch:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         ref = item.require(self.reference_key)
-        gold = float(ref) if isinstance(ref, (int, float)) else last_number(str(ref))
-        if gold is None:
-            raise ValueError(f"reference {ref!r} of item {item.id!r} holds no number")
+        gold = gold_number(ref, self.reference_key)
         got = last_number(item.output_text())
         ok = got is not None and math.isclose(got, gold, rel_tol=self.rel_tol,
                                               abs_tol=self.abs_tol)
@@ -117,6 +155,13 @@ def parse_json_output(text: str) -> Any:
 
 @dataclass(frozen=True)
 class JsonValid:
+    """The whole answer, or its first fenced block, is JSON.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> JsonValid()(item_from_text('```json\\n{"a": 1}\\n```')).passed
+    True
+    """
+
     name: str = "json_valid"
 
     def __call__(self, item: EvalItem) -> MetricResult:
@@ -129,21 +174,30 @@ class JsonValid:
 
 @dataclass(frozen=True)
 class JsonSchemaMatch:
-    """The output is JSON and valid against `schema`."""
+    """The output is JSON and valid against `schema`.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> JsonSchemaMatch({"type": "array"})(item_from_text('{"a": 1}')).details["error"]
+    "{'a': 1} is not of type 'array'"
+    """
 
     schema: Mapping[str, Any]
     name: str = "json_schema"
+    _validator: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        jsonschema.validators.validator_for(self.schema).check_schema(dict(self.schema))
+        cls = jsonschema.validators.validator_for(self.schema)
+        cls.check_schema(dict(self.schema))
+        object.__setattr__(self, "_validator", cls(self.schema))
 
     def __call__(self, item: EvalItem) -> MetricResult:
         try:
             value = parse_json_output(item.output_text())
         except json.JSONDecodeError as exc:
             return MetricResult(0.0, passed=False, details={"error": f"not JSON: {exc.msg}"})
-        validator = jsonschema.validators.validator_for(self.schema)(self.schema)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        if self._validator.is_valid(value):
+            return MetricResult(1.0, passed=True)
+        error = jsonschema.exceptions.best_match(self._validator.iter_errors(value))
         if error is not None:
             return MetricResult(0.0, passed=False, details={"error": error.message})
         return MetricResult(1.0, passed=True)

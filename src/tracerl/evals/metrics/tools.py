@@ -11,14 +11,21 @@ from typing import Any
 import jsonschema
 
 from tracerl.evals.args_compare import ArgsOption
+from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.match import MatchMode, trajectory_match
 from tracerl.evals.metric import MetricResult
-from tracerl.types import Message, ToolCall
+from tracerl.types import ToolCall
 
 
 def calls_of(item: EvalItem) -> list[ToolCall]:
     return [c for t in item.trajectory.turns for c in t.tool_calls]
+
+
+def is_malformed(call: ToolCall) -> bool:
+    """A call the policy wrote but that did not parse: rollouts (ToolEnv) and the JSONL
+    loader record it nameless, beside a "malformed_call" ToolResult."""
+    return not call.name
 
 
 def _key(call: ToolCall) -> str:
@@ -31,6 +38,10 @@ class ToolSelection:
 
     Score: the fraction of constraints met (each required tool used, each forbidden
     tool not used); passed when all are.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> ToolSelection(required=("search",), forbidden=("delete",))(item_from_text("")).score
+    0.5
     """
 
     required: tuple[str, ...] = ()
@@ -61,6 +72,14 @@ class ToolCallValidity:
 
     `schemas`: {tool name: parameters schema} or a list of OpenAI tool specs.
     A trajectory without calls scores 1.0 (nothing invalid), marked vacuous.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> from tracerl.types import ToolCall
+    >>> it = item_from_text("")
+    >>> it.trajectory.turns[0].tool_calls += [ToolCall("get", {"id": "x"})]
+    >>> ToolCallValidity({"get": {"type": "object", "properties": {"id": {"type": "integer"}}}}
+    ...                  )(it).details["invalid"]
+    ["get: 'x' is not of type 'integer'"]
     """
 
     schemas: Mapping[str, Any] | Sequence[Mapping[str, Any]]
@@ -78,6 +97,8 @@ class ToolCallValidity:
         object.__setattr__(self, "_validators", validators)
 
     def _problem(self, call: ToolCall) -> str | None:
+        if is_malformed(call):
+            return "malformed call (arguments are not a JSON object)"
         validator = self._validators.get(call.name)
         if validator is None:
             return f"unknown tool {call.name!r}"
@@ -95,7 +116,15 @@ class ToolCallValidity:
 @dataclass(frozen=True)
 class StepEfficiency:
     """1 - (redundant calls / calls): a call identical (name and arguments) to an earlier
-    one is redundant, since its result is already in the context."""
+    one is redundant, since its result is already in the context.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> from tracerl.types import ToolCall
+    >>> it = item_from_text("")
+    >>> it.trajectory.turns[0].tool_calls += [ToolCall("get", {"id": 1})] * 2
+    >>> StepEfficiency()(it).score
+    0.5
+    """
 
     name: str = "step_efficiency"
 
@@ -139,7 +168,12 @@ def find_loop(steps: Sequence[str], min_repeats: int, max_period: int) -> tuple[
 @dataclass(frozen=True)
 class LoopDetection:
     """0.0 when the agent repeats the same block of turns `min_repeats` times in a row
-    (A A A, or A B A B A B for period 2), else 1.0."""
+    (A A A, or A B A B A B for period 2), else 1.0.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> LoopDetection()(item_from_text("thinking")).passed
+    True
+    """
 
     min_repeats: int = 3
     max_period: int = 4
@@ -159,7 +193,14 @@ class LoopDetection:
 @dataclass(frozen=True)
 class TrajectoryMatch:
     """trajectory_match against the messages in reference field `reference_key`;
-    score = 1.0/0.0 for passed, or the F1 of the call pairing with `score="f1"`."""
+    score = 1.0/0.0 for passed, or the F1 of the call pairing with `score="f1"`.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> ref = [{"role": "assistant", "content": "", "tool_calls": [
+    ...     {"id": "1", "type": "function", "function": {"name": "get", "arguments": "{}"}}]}]
+    >>> TrajectoryMatch()(item_from_text("", reference_messages=ref)).details["missing"]
+    ['get']
+    """
 
     mode: MatchMode = "strict"
     args: ArgsOption = "exact"
@@ -173,8 +214,9 @@ class TrajectoryMatch:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         reference = item.require(self.reference_key)
-        ref = [m if isinstance(m, Message) else Message.from_openai(m) for m in reference]
-        result = trajectory_match(item.messages(), ref, mode=self.mode, args=self.args)
+        if not isinstance(reference, (list, tuple)):
+            raise malformed_reference(self.reference_key, "is not a list of messages")
+        result = trajectory_match(item.messages(), reference, mode=self.mode, args=self.args)
         value = result.f1 if self.score == "f1" else float(result.passed)
         return MetricResult(value, passed=result.passed, details={
             "precision": result.precision, "recall": result.recall, "f1": result.f1,

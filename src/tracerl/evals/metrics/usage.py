@@ -18,7 +18,12 @@ TOKEN_KINDS = ("prompt", "completion", "total")
 @dataclass(frozen=True)
 class Latency:
     """Seconds from the first turn's start to the last turn's end (recorded wall clock);
-    for conversations without timestamps, the reference field "latency_s"; else None."""
+    for conversations without timestamps, the reference field "latency_s"; else None.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> Latency()(item_from_text("hi", latency_s=0.25))
+    0.25
+    """
 
     name: str = "latency_s"
 
@@ -34,7 +39,12 @@ class Latency:
 class TokenCount:
     """Tokens of one kind: "prompt" (prompt ids), "completion" (sampled action ids),
     "total" (all ids). Conversations without ids use a reference "usage" object in
-    OpenAI form ({"prompt_tokens", "completion_tokens", "total_tokens"}); else None."""
+    OpenAI form ({"prompt_tokens", "completion_tokens", "total_tokens"}); else None.
+
+    >>> from tracerl.evals.items import item_from_text
+    >>> TokenCount("prompt")(item_from_text("hi", usage={"prompt_tokens": 12}))
+    12.0
+    """
 
     kind: str = "completion"
     name: str = "tokens"

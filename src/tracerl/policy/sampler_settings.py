@@ -1,0 +1,40 @@
+"""The `sampler` config section: which engine generates rollouts, and its knobs.
+
+Config only (no torch, no vllm): tracerl.train.config embeds it, tracerl.train.runner
+builds the Sampler it names (docs/gpu.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+SamplerBackend = Literal["transformers", "vllm"]
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    """The `sampler` section: the generation backend of rollouts and evaluation."""
+
+    backend: SamplerBackend = "transformers"
+    """transformers (the policy's own model, CPU or GPU) or vllm (a vLLM engine on the
+    same GPU, weights synced after every update; needs pip install 'tracerl[vllm]')."""
+    gpu_memory_utilization: float = 0.3
+    """vllm: fraction of the GPU's memory the engine may take (weights + KV cache); the
+    rest is the learner's."""
+    dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+    """vllm: the engine's weight and activation dtype (the learner keeps `dtype`)."""
+    sleep_level: Literal[0, 1, 2] = 1
+    """vllm: during each update the engine sleeps (1: weights to CPU memory and KV cache
+    freed; 2: both freed, since the sync reloads them anyway; 0: stays awake)."""
+    enforce_eager: bool = False
+    """vllm: skip CUDA graphs and torch.compile (faster start, slower decoding)."""
+    max_model_len: int = 4096
+    """vllm: the longest context (prompt + response) the engine plans its KV cache for."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.gpu_memory_utilization < 1.0:
+            raise ValueError("sampler.gpu_memory_utilization must be in (0, 1), got "
+                             f"{self.gpu_memory_utilization}")
+        if self.max_model_len < 16:
+            raise ValueError(f"sampler.max_model_len must be >= 16, got {self.max_model_len}")

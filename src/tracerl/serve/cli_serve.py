@@ -1,0 +1,59 @@
+"""`tracerl serve`: the recording OpenAI-compatible endpoint. Arguments: tracerl.cli_args."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+from tracerl.cli_args import SERVE_DESCRIPTION
+from tracerl.cli_args import add_serve_arguments as add_arguments
+from tracerl.serve.engine import ServeConfig
+from tracerl.serve.episodes import OnMismatch
+from tracerl.serve.server import HOST, build_service, load_served, serve_forever
+from tracerl.train.configlib import ConfigError
+from tracerl.train.threads import choose_threads
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; 2 on bad arguments."""
+    try:
+        if args.out and not args.train:
+            raise ValueError("--out writes the learner's checkpoints: it needs --train")
+        if args.max_tokens < 1 or args.max_batch < 1:
+            raise ValueError("--max-tokens and --max-batch must be >= 1")
+        served = load_served(args.source, args.overrides)
+    except (ConfigError, ValueError, FileNotFoundError) as e:
+        sys.stderr.write(f"tracerl serve: {e}\n")
+        return 2
+    choice = choose_threads(served.config.threads)
+    torch.set_num_threads(choice.threads)
+    if choice.warning():
+        sys.stderr.write(f"{choice.warning()}\n")
+    mismatch: OnMismatch = args.on_mismatch
+    config = ServeConfig(model_name=args.name or served.name,
+                         default_max_tokens=args.max_tokens,
+                         describe_tools=served.config.model != "tiny", on_mismatch=mismatch,
+                         max_rows=args.max_batch)
+    service = build_service(served, config, train=args.train,
+                            run_dir=Path(args.out) if args.out else None)
+    train = " (training: POST /v1/train)" if args.train else ""
+    print(f"tracerl serve: {served.source} as model '{config.model_name}' on "
+          f"http://{HOST}:{args.port}/v1{train}", flush=True)
+    try:
+        serve_forever(service.app, args.port)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tracerl serve", description=SERVE_DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+if __name__ == "__main__":
+    raise SystemExit(main())
