@@ -1,6 +1,7 @@
 import pytest
 import torch
 
+from tracerl.train import batch as batch_module
 from tracerl.train.batch import token_logprobs
 
 
@@ -78,11 +79,14 @@ def _group_batch(policy, gen):
     return ids, mask, where, torch.tensor(plens)
 
 
+@pytest.mark.parametrize("select", [True, False])
 @pytest.mark.parametrize("chunk", [None, 4])
-def test_shared_prompts_and_wanted_positions_change_no_value_or_gradient(fresh_tiny_policy,
-                                                                          chunk):
-    """Each group's prompt run once and only the loss positions projected: the same
-    log-probs and gradients as the plain pass over every position."""
+def test_shared_prompts_and_wanted_positions_change_no_value_or_gradient(
+        fresh_tiny_policy, chunk, select, monkeypatch):
+    """Each group's prompt run once and only the loss positions projected (`select`: as
+    for a large vocabulary) or all projected and masked: the same log-probs and gradients
+    as the plain pass over every position."""
+    monkeypatch.setattr(batch_module, "SELECT_MIN_VOCAB", 0 if select else 10**9)
     model = fresh_tiny_policy.model
     ids, mask, where, plens = _group_batch(fresh_tiny_policy, torch.Generator().manual_seed(1))
     weights = torch.randn(where.shape, generator=torch.Generator().manual_seed(2)) * where

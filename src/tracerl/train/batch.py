@@ -81,6 +81,12 @@ LOGITS_PER_CHUNK = 256 * 49_152
 (a batch of 8 x 256 at once is 400 MB). A small vocabulary fits the batch in one chunk."""
 
 
+SELECT_MIN_VOCAB = 4096
+"""Below this vocabulary size projecting every position is cheaper than gathering the
+wanted ones (the character vocabulary: 0.84-0.87x with selection; SmolLM2's 49k: 1.15x;
+docs/benchmarks.md, "Against TRL")."""
+
+
 def _chunk_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
                     temperature: float) -> torch.Tensor:
     """log p(target) for a chunk of positions: (N, H), (N,) -> (N,)."""
@@ -175,7 +181,8 @@ def token_logprobs(model: PreTrainedModel, input_ids: torch.Tensor,
         flat = hidden[:, :-1].reshape(-1, width)  # (B*(L-1), H)
         targets = input_ids[:, 1:].reshape(-1)  # (B*(L-1),)
         picked = None
-        if where is not None:
+        select = where is not None and head.weight.shape[0] >= SELECT_MIN_VOCAB
+        if select:
             picked = where.reshape(-1).nonzero().squeeze(-1)  # (N,)
             flat, targets = flat[picked], targets[picked]
         chunk = chunk or max(1, LOGITS_PER_CHUNK // head.weight.shape[0])
@@ -192,7 +199,10 @@ def token_logprobs(model: PreTrainedModel, input_ids: torch.Tensor,
     values = torch.cat(pieces) if pieces else hidden.new_zeros((0,), dtype=torch.float32)
     if picked is not None:
         values = values.new_zeros(b * (length - 1)).index_put((picked,), values)
-    return values.view(b, length - 1)  # (B, L-1)
+    values = values.view(b, length - 1)  # (B, L-1)
+    if where is not None and not select:
+        values = values * where  # every position was projected; 0 off the wanted ones
+    return values
 
 
 def batch_logprobs(model: PreTrainedModel, batch: TokenBatch,
