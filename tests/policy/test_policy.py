@@ -115,3 +115,16 @@ def test_bad_sampling_params_are_named():
         SamplingParams(top_p=0.0)
     with pytest.raises(ValueError, match="temperature"):
         SamplingParams(temperature=-1)
+
+
+def test_each_sample_reports_the_entropy_it_was_drawn_from(tiny_policy):
+    sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id, seed=3)
+    contexts = _contexts(tiny_policy, 3)
+    samples = sampler.generate(contexts, SamplingParams(temperature=0.7, max_new_tokens=8,
+                                                        stop_ids=tiny_policy.stop_ids))
+    for ctx, s in zip(contexts, samples, strict=True):
+        with torch.no_grad():
+            logits = tiny_policy.model(torch.tensor([ctx + s.ids])).logits[0, len(ctx) - 1:-1]
+        logp = torch.log_softmax(logits / 0.7, -1)
+        want = float(-(logp.exp() * logp).sum())
+        assert s.entropy == pytest.approx(want, rel=1e-3)

@@ -34,16 +34,19 @@ TokenCallback = Callable[[int, int, float], None]
 """`(row, token id, logprob)`, called as each token is sampled."""
 
 
-def _choose(logits: torch.Tensor, p: SamplingParams,
-            gen: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pick one token per row; return (tokens (B,), their logprobs (B,))."""
+def _choose(logits: torch.Tensor, p: SamplingParams, gen: torch.Generator | None
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Pick one token per row; return (tokens (B,), their logprobs (B,), the entropy of
+    each row's distribution (B,))."""
     logits = logits.float()
     if p.temperature == 0:
         logp = torch.log_softmax(logits, dim=-1)  # (B, V)
         tokens = logits.argmax(dim=-1)  # (B,)
-        return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
+        entropy = -(logp.exp() * logp).sum(-1)
+        return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1), entropy
     logp = torch.log_softmax(logits / p.temperature, dim=-1)  # (B, V)
     probs = logp.exp()
+    entropy = -(probs * logp).sum(-1)  # (B,) before top-p, like the logprobs
     if p.top_p < 1.0:
         sorted_p, order = probs.sort(dim=-1, descending=True)
         cum = sorted_p.cumsum(dim=-1)
@@ -51,7 +54,7 @@ def _choose(logits: torch.Tensor, p: SamplingParams,
         sorted_p = sorted_p * keep
         probs = torch.zeros_like(probs).scatter(-1, order, sorted_p)
     tokens = torch.multinomial(probs, 1, generator=gen).squeeze(-1)  # (B,)
-    return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
+    return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1), entropy
 
 
 def _left_pad(contexts: list[list[int]], pad_id: int, device: torch.device
@@ -193,16 +196,17 @@ class TransformersSampler:
             g = torch.tensor(row_of, device=device)
             cache.batch_select_indices(g)
             logits, mask, positions = logits[g], mask[g], positions[g]  # (B, ...)
-        samples = [Sample([], [], "length") for _ in contexts]
+        samples = [Sample([], [], "length", 0.0) for _ in contexts]
         live = list(range(len(contexts)))  # row r of the batch is sample live[r]
         pos = positions[:, -1:]  # (B, 1)
         while live:
-            tokens, logps = _choose(logits, params, self.generator)
+            tokens, logps, entropy = _choose(logits, params, self.generator)
             rows = [samples[i] for i in live]
-            for r, (s, tok, lp) in enumerate(zip(rows, tokens.tolist(), logps.tolist(),
-                                                 strict=True)):
+            for r, (s, tok, lp, h) in enumerate(zip(rows, tokens.tolist(), logps.tolist(),
+                                                    entropy.tolist(), strict=True)):
                 s.ids.append(tok)
                 s.logprobs.append(lp)
+                s.entropy += h  # type: ignore[operator]  # 0.0 here, never None
                 if on_token is not None:
                     on_token(live[r], tok, lp)
             stopped = self._stopped(rows, params, stop_text)

@@ -42,6 +42,9 @@ class Sample:
     logprobs: list[float]
     """Behaviour log-probability of each sampled id (logits / temperature, before top-p)."""
     finish: Literal["stop", "length"]
+    entropy: float | None = None
+    """Summed entropy (nats) of the distributions its tokens were drawn from, when the
+    backend reports it (the transformers sampler does)."""
 
 
 @runtime_checkable

@@ -34,6 +34,9 @@ from tracerl.rollout.config import RolloutConfig
 from tracerl.rollout.render import ChatRenderer
 from tracerl.types import Group, Message, Status, Task, Trajectory, Turn, assistant_message
 
+ENTROPY_SUM = "policy/entropy_sum"
+"""Trajectory.metrics key: the summed entropy of its sampled tokens' distributions."""
+
 
 class ReplayMismatchError(RuntimeError):
     """Replaying a prefix's actions in a fresh env did not reproduce its observations."""
@@ -234,6 +237,9 @@ class RolloutRunner:
         ep.trajectory.turns.append(turn)
         ep.context.extend(sample.ids)
         self.stats.sampled_tokens += len(sample.ids)
+        if sample.entropy is not None:
+            m = ep.trajectory.metrics
+            m[ENTROPY_SUM] = m.get(ENTROPY_SUM, 0.0) + sample.entropy
         try:
             result = await ep.env.step(text)
             self._observe(ep, turn, result, cfg)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from tracerl.rollout.runner import RolloutStats
+from tracerl.rollout.runner import ENTROPY_SUM, RolloutStats
 from tracerl.train.evaluate import summarize
 from tracerl.train.rl_step import StepUpdate
 from tracerl.types import Trajectory
@@ -26,6 +26,9 @@ class RolloutSummary:
     """Policy turns per sample."""
     counts: dict[str, float] = field(default_factory=dict)
     """Summed `guard/<action>` and `tool_error/<class>` counts."""
+    entropy: float | None = None
+    """Mean entropy (nats) of the sampling distribution per sampled token (None when the
+    sampler does not report it)."""
 
     @classmethod
     def of(cls, trajectories: list[Trajectory]) -> RolloutSummary:
@@ -37,10 +40,13 @@ class RolloutSummary:
             for k, v in t.metrics.items():
                 if k.startswith(("guard/", "tool_error/")):
                     counts[k] = counts.get(k, 0.0) + v
+        reported = [t for t in trajectories if ENTROPY_SUM in t.metrics]
+        tokens = sum(len(turn.action_ids) for t in reported for turn in t.turns)
+        entropy = (sum(t.metrics[ENTROPY_SUM] for t in reported) / tokens) if tokens else None
         return cls(reward_mean=base.mean_reward, success=base.success, tool_use=base.tool_use,
                    tool_errors=base.tool_errors,
                    turns=sum(len(t.turns) for t in trajectories) / max(1, len(trajectories)),
-                   counts=counts)
+                   counts=counts, entropy=entropy)
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,8 @@ class RLStepMetrics:
         if self.sampling_rounds is not None:
             out["sampling_rounds"] = float(self.sampling_rounds)
         out.update(r.counts)
+        if r.entropy is not None:
+            out["entropy"] = r.entropy
         if self.trace_failures is not None:
             out["trace_failures"] = float(self.trace_failures)
         out.update(self.extra)
