@@ -2,9 +2,10 @@
 
 Contexts of different lengths are left-padded into one batch and prefilled together
 (identical contexts once, their cache rows repeated); decoding then feeds one token per
-live row. Rows that finish (a stop token, a completed
-stop string or their own token budget) are dropped from the batch and the cache, so
-short turns do not pay for long ones.
+row. Rows that finish (a stop token, a completed stop string or their own token budget)
+ride along as padding until half the batch is done, then the finished rows are dropped
+from the batch and the cache at once: short turns do not pay for long ones, and the
+cache is copied log2(B) times at most rather than once per finished row.
 
 Stop strings are found by decoding only the tail of each row: every token decodes to at
 least one byte, so the last `len(stop in bytes) + 2` tokens hold any stop string the
@@ -197,29 +198,35 @@ class TransformersSampler:
             cache.batch_select_indices(g)
             logits, mask, positions = logits[g], mask[g], positions[g]  # (B, ...)
         samples = [Sample([], [], "length", 0.0) for _ in contexts]
-        live = list(range(len(contexts)))  # row r of the batch is sample live[r]
+        batch = list(range(len(contexts)))  # batch row r holds sample batch[r]; -1: done
         pos = positions[:, -1:]  # (B, 1)
-        while live:
+        while True:
             tokens, logps, entropy = _choose(logits, params, self.generator)
-            rows = [samples[i] for i in live]
-            for r, (s, tok, lp, h) in enumerate(zip(rows, tokens.tolist(), logps.tolist(),
-                                                    entropy.tolist(), strict=True)):
-                s.ids.append(tok)
-                s.logprobs.append(lp)
-                s.entropy += h  # type: ignore[operator]  # 0.0 here, never None
+            alive = [r for r, i in enumerate(batch) if i >= 0]
+            rows = [samples[batch[r]] for r in alive]
+            tok, lp, h = tokens.tolist(), logps.tolist(), entropy.tolist()
+            for r, s in zip(alive, rows, strict=True):
+                s.ids.append(tok[r])
+                s.logprobs.append(lp[r])
+                s.entropy += h[r]  # type: ignore[operator]  # 0.0 here, never None
                 if on_token is not None:
-                    on_token(live[r], tok, lp)
-            stopped = self._stopped(rows, params, stop_text)
-            keep = [r for r, s in enumerate(rows)
-                    if not stopped[r] and len(s.ids) < budgets[live[r]]]
-            if not keep:
+                    on_token(batch[r], tok[r], lp[r])
+            for r, s, stop in zip(alive, rows, self._stopped(rows, params, stop_text),
+                                  strict=True):
+                if stop or len(s.ids) >= budgets[batch[r]]:
+                    batch[r] = -1
+            left = [r for r, i in enumerate(batch) if i >= 0]
+            if not left:
                 break
-            if len(keep) < len(live):
-                idx = torch.tensor(keep, device=device)
+            # Finished rows stay in the batch as padding until half of it is done: a
+            # decoding step reads every weight whatever the batch, while dropping rows
+            # copies the whole KV cache, so compaction happens log2(B) times at most.
+            if len(left) <= len(batch) // 2:
+                idx = torch.tensor(left, device=device)
                 cache.batch_select_indices(idx)
                 tokens, mask, pos = tokens[idx], mask[idx], pos[idx]
-                live = [live[r] for r in keep]
-            mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=1)  # (B, T+1)
+                batch = [batch[r] for r in left]
+            mask = torch.cat([mask, mask.new_ones((len(batch), 1))], dim=1)  # (B, T+1)
             pos = pos + 1
             out = self.model(input_ids=tokens[:, None], attention_mask=mask, position_ids=pos,
                              use_cache=True, **{self.cache_arg: cache})
