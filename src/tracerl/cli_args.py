@@ -164,3 +164,21 @@ def add_traces_arguments(parser: argparse.ArgumentParser) -> None:
     exp.add_argument("--format", choices=("openai", "otlp"), default="openai",
                      help="openai: JSONL conversations; otlp: OTLP/JSON, one request a line")
     exp.add_argument("--out", help="output file (default: stdout)")
+
+
+OPTIMIZE_DESCRIPTION = """\
+Optimize the agent's prompt instead of its weights: six optimizers (random_search,
+bayesian, protegi, metaprompt, promptwizard, gepa) score candidate prompts on real
+rollouts of a task family, within a budget of model calls and tokens, and write a run
+directory (history.jsonl, best_prompt.txt, summary.json, score.png, traces.sqlite).
+Example: tracerl optimize optimizer=gepa task.calc.calls=1 budget.calls=600"""
+
+
+def add_optimize_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", nargs="*", metavar="CONFIG.yaml | key=value",
+                        help="an optional YAML file, then overrides like optimizer=protegi")
+    parser.add_argument("--resume", metavar="RUN_DIR",
+                        help="continue an interrupted search (cached calls are free; "
+                             "key=value overrides apply, e.g. a larger budget.calls)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace out_dir/name if it exists (default: write name-2, ...)")
