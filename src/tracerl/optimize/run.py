@@ -59,7 +59,6 @@ from tracerl.policy.sampling import Sampler
 from tracerl.policy.zoo import resolve_model
 from tracerl.rewards.base import Reward
 from tracerl.rewards.compose import as_reward
-from tracerl.rollout.runner import RolloutRunner
 from tracerl.trace.tracer import Tracer
 from tracerl.train.configlib import ConfigError, to_dict
 from tracerl.train.progress import ProgressReporter
@@ -169,16 +168,6 @@ def start_prompt(config: OptimizeConfig) -> Prompt:
     return Prompt(p.system, p.prefix, p.instruction, tuple(p.examples))
 
 
-def _heldout_score(runner: RolloutRunner, prompt: Prompt, data: SearchData,
-                   config: OptimizeConfig) -> float | None:
-    tasks = [apply_prompt(prompt, t, data.examples) for t in data.heldout]
-    groups = runner.run(tasks, group_size=config.rollout.group_size,
-                        temperature=config.rollout.temperature)
-    judged = [t.outcome_reward for g in groups for t in g.trajectories
-              if t.outcome_reward is not None]
-    return sum(judged) / len(judged) if judged else None
-
-
 class Optimization:
     """One search (see the module docstring); `run()` returns the OptimizeResult."""
 
@@ -230,6 +219,16 @@ class Optimization:
                              prior, self._on_entry)
         self._progress: Any = None
 
+    def score_heldout(self, prompt: Prompt) -> float | None:
+        """The mean objective of `prompt` on the held-out tasks (judged rollouts only),
+        on the held-out ledger (outside the budget)."""
+        tasks = [apply_prompt(prompt, t, self.data.examples) for t in self.data.heldout]
+        groups = self.heldout_runner.run(tasks, group_size=self.config.rollout.group_size,
+                                         temperature=self.config.rollout.temperature)
+        judged = [t.outcome_reward for g in groups for t in g.trajectories
+                  if t.outcome_reward is not None]
+        return sum(judged) / len(judged) if judged else None
+
     def _on_entry(self, entry: Evaluation) -> None:
         if self.tracer is not None:
             for traj in entry.trajectories:
@@ -277,9 +276,8 @@ class Optimization:
         if self.config.heldout:
             progress.note(f"held-out: scoring the starting and the best prompt on "
                           f"{len(self.data.heldout)} tasks")
-            start_held = _heldout_score(self.heldout_runner, self.start, self.data, self.config)
-            held = start_held if prompt == self.start else _heldout_score(
-                self.heldout_runner, prompt, self.data, self.config)
+            start_held = self.score_heldout(self.start)
+            held = start_held if prompt == self.start else self.score_heldout(prompt)
         result = OptimizeResult(
             best_prompt=prompt, best_score=top.score if top else None, heldout_score=held,
             start_score=start.score if start else None, start_heldout_score=start_held,
