@@ -71,11 +71,15 @@ List, show and export the trajectories in a run's trace store.
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_run_arguments(parser, "rl.steps=20", "continue a run from its last checkpoint "
+                       "(key=value overrides apply; a larger rl.steps extends a finished run)")
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser, example: str, resume: str) -> None:
+    """CONFIG.yaml and key=value, --resume RUN_DIR, --overwrite (train and optimize)."""
     parser.add_argument("config", nargs="*", metavar="CONFIG.yaml | key=value",
-                        help="an optional YAML file, then overrides like rl.steps=20")
-    parser.add_argument("--resume", metavar="RUN_DIR",
-                        help="continue a run from its last checkpoint (key=value overrides "
-                             "apply; a larger rl.steps extends a finished run)")
+                        help=f"an optional YAML file, then overrides like {example}")
+    parser.add_argument("--resume", metavar="RUN_DIR", help=resume)
     parser.add_argument("--overwrite", action="store_true",
                         help="replace out_dir/name if it exists (default: write name-2, ...)")
 
@@ -175,10 +179,5 @@ Example: tracerl optimize optimizer=gepa task.calc.calls=1 budget.calls=600"""
 
 
 def add_optimize_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", nargs="*", metavar="CONFIG.yaml | key=value",
-                        help="an optional YAML file, then overrides like optimizer=protegi")
-    parser.add_argument("--resume", metavar="RUN_DIR",
-                        help="continue an interrupted search (cached calls are free; "
-                             "key=value overrides apply, e.g. a larger budget.calls)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace out_dir/name if it exists (default: write name-2, ...)")
+    _add_run_arguments(parser, "optimizer=protegi", "continue an interrupted search (cached "
+                       "calls are free; key=value overrides apply, e.g. a larger budget.calls)")

@@ -7,7 +7,8 @@ from tracerl.types import Message, Task, ToolCall, ToolResult, Trajectory, Turn
 def test_the_prompt_is_taken_from_tags_fences_or_the_whole_reply():
     assert parse_prompt("Sure! <prompt>Call the calculator first.</prompt>", "") == \
         "Call the calculator first."
-    assert parse_prompt("```\nAlways answer as Answer: N.\n```", "") == "Always answer as Answer: N."
+    fenced = "```\nAlways answer as Answer: N.\n```"
+    assert parse_prompt(fenced, "") == "Always answer as Answer: N."
     assert parse_prompt("New instruction: Think, then answer.", "") == "Think, then answer."
 
 

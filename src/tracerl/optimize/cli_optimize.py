@@ -24,8 +24,7 @@ from tracerl.optimize.objective import PerTurnMean
 from tracerl.optimize.prompt import PromptError
 from tracerl.optimize.run import Optimization, OptimizationInterrupted
 from tracerl.rewards.audit import resolve_reward
-from tracerl.train import configlib
-from tracerl.train.cli_train import _split_config_args
+from tracerl.train.cli_train import config_from_args
 from tracerl.train.configlib import ConfigError
 from tracerl.train.rundir import fresh_run_dir
 
@@ -49,17 +48,9 @@ def resolve_objective(spec: str) -> Any:
 
 
 def _config(args: argparse.Namespace) -> tuple[OptimizeConfig, Path]:
-    if args.resume:
-        run_dir = Path(args.resume)
-        saved = run_dir / "config.yaml"
-        if not saved.is_file():
-            raise ConfigError(f"--resume {run_dir}: no config.yaml there (not a run directory)")
-        yaml_path, overrides = _split_config_args(args.config)
-        if yaml_path:
-            raise ConfigError("--resume takes the run's own config.yaml; pass only key=value")
-        return configlib.load(OptimizeConfig, str(saved), overrides), run_dir
-    yaml_path, overrides = _split_config_args(args.config)
-    config: OptimizeConfig = configlib.load(OptimizeConfig, yaml_path, overrides)
+    config, run_dir = config_from_args(OptimizeConfig, args)
+    if run_dir is not None:
+        return config, run_dir
     run_dir, name = fresh_run_dir(config.out_dir, config.name,
                                   bool(getattr(args, "overwrite", False)))
     return replace(config, name=name), run_dir

@@ -3,8 +3,8 @@ from tracerl.optimize.optimizers.gepa import ancestors, merge, pareto_front
 from tracerl.optimize.prompt import Prompt
 
 
-def _entry(index, scores, parents=(), prompt=Prompt()):
-    return Evaluation(index, prompt, "x", parents, "scored", None, scores, True, 0, 0, 0, 0, 0)
+def _entry(index, scores, parents=()):
+    return Evaluation(index, Prompt(), "x", parents, "scored", None, scores, True, 0, 0, 0, 0, 0)
 
 
 def test_the_front_holds_every_candidate_that_leads_on_some_task():
