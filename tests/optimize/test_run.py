@@ -28,14 +28,14 @@ def tiny_config(**changes) -> OptimizeConfig:
                               max_response_tokens=32, temperature=0.0),
         search=SearchSettings(minibatch=2, max_examples=1),
         task=replace(TaskConfig(), calc=replace(TaskConfig().calc, calls=1)),
-        budget=Budget(calls=40, tokens=20_000), progress=False, threads=1)
+        budget=Budget(calls=30, tokens=15_000), progress=False, threads=1)
     return replace(base, **changes)
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_every_optimizer_stops_inside_its_budget_and_accounts_every_call(name):
     result = optimize(config=tiny_config(), optimizer=name)
-    assert result.spent.calls <= 40 and result.spent.tokens <= 20_000
+    assert result.spent.calls <= 30 and result.spent.tokens <= 15_000
     assert "budget exhausted" in result.stopped or "exhausted" in result.stopped
     history = result.history
     assert history[0].operation == "start" and history[0].full
@@ -74,6 +74,16 @@ def test_a_shared_cache_makes_the_same_search_free(tmp_path):
     assert first.spent.calls > 0 and second.spent.calls == 0
     assert [e.prompt for e in second.history] == [e.prompt for e in first.history]
     assert [e.score for e in second.history] == [e.score for e in first.history]
+
+
+def test_a_per_turn_metric_is_an_objective():
+    from tracerl.evals import TokenCount
+    from tracerl.optimize import PerTurnMean
+
+    cfg = tiny_config(search=SearchSettings(minibatch=2, max_evaluations=1), heldout=False)
+    result = optimize(config=cfg, objective=PerTurnMean(TokenCount()), optimizer="gepa")
+    (start,) = result.history
+    assert start.score is not None and start.score > 0  # tokens of each turn's prefix
 
 
 def _raises(trajectory):
