@@ -35,7 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-OPTIMIZERS = ("random_search", "bayesian", "protegi", "metaprompt", "promptwizard", "gepa")
+OPTIMIZERS = ("gepa", "random_search", "promptwizard", "bayesian", "protegi", "metaprompt")
 
 
 def config(args: argparse.Namespace, seed: int, optimizer: str, cache: Path) -> Any:
@@ -119,7 +119,9 @@ def one_seed(args: argparse.Namespace, seed: int) -> list[dict[str, Any]]:
     rows = []
     held = Optimization(config(args, seed, "random_search", out / f"heldout-{seed}.sqlite"))
     start_held = held.score_heldout(held.start)
-    names = [*args.optimizers, *(["gepa_package"] if args.gepa_package else [])]
+    names = list(args.optimizers)
+    if args.gepa_package:  # right after ours, so the pair is measured first
+        names.insert(names.index("gepa") + 1 if "gepa" in names else 0, "gepa_package")
     for name in names:
         t0 = time.time()
         run = Optimization(config(args, seed, name, out / f"{name}-{seed}.sqlite"))

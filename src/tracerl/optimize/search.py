@@ -73,6 +73,7 @@ class Search:
                                  f"{MAX_REPEATS} times in a row (its space is exhausted)")
             return self._memo[memo_key]
         self._repeats = 0
+        self._room()
         started = time.time()
         prompted = [apply_prompt(prompt, t, self.data.examples) for t in tasks]
         groups = self.runner.run(prompted, group_size=self.rollout.group_size,
@@ -106,9 +107,6 @@ class Search:
                 note: str, started: float, unjudged: int = 0,
                 trajectories: tuple[Trajectory, ...] = (), replay: bool = True) -> Evaluation:
         index = len(self.history)
-        if (self.settings.max_evaluations and index >= self.settings.max_evaluations
-                and status != "aborted"):
-            raise SearchDone(f"reached {self.settings.max_evaluations} evaluations")
         now, before = self.ledger.spent, self._mark
         self._mark = now
         entry = Evaluation(
@@ -129,10 +127,17 @@ class Search:
             self.on_entry(entry)
         return entry
 
+    def _room(self) -> None:
+        """Stop before spending anything once `max_evaluations` entries exist."""
+        limit = self.settings.max_evaluations
+        if limit and len(self.history) >= limit:
+            raise SearchDone(f"reached {limit} evaluations")
+
     # -- the teacher ---------------------------------------------------------------------
     def ask(self, messages: list[Message]) -> str:
         """One teacher reply; each request of a search gets its own replica number, so
         asking the same thing twice gives two samples."""
+        self._room()
         self._asked += 1
         return self.teacher.reply(messages, self.teacher_settings, replica=self._asked)
 
