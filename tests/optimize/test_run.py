@@ -46,7 +46,8 @@ def test_every_optimizer_stops_inside_its_budget_and_accounts_every_call(name):
 
 
 def test_the_tiny_teachers_replies_are_counted_skipped_candidates():
-    result = optimize(config=tiny_config(), optimizer="metaprompt")
+    cfg = tiny_config(budget=Budget(calls=60, tokens=30_000), heldout=False)
+    result = optimize(config=cfg, optimizer="metaprompt")
     skipped = [e for e in result.history if e.status == "skipped"]
     assert result.skipped == len(skipped) > 0
     assert all("reply" in e.note for e in skipped)
