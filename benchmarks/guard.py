@@ -10,7 +10,10 @@ Prints markdown tables (the figures in docs/benchmarks.md, "## Guardrails"):
    when detect-secrets is installed (skipped with a note otherwise);
 3. p50 / p99 latency of the full pipeline (`Guard.check_observation`, all five
    scanners) on realistic text of 2 KB, 20 KB and 1 MB and on adversarial inputs of the
-   same sizes, with the cost of `str.lower()` plus one literal search as a floor.
+   same sizes, with the cost of `str.lower()` plus one literal search as a floor;
+4. `--only paraphrase`: recall and FPR of the jailbreak scanner on the paraphrase sets
+   of issue 15 (guard_corpus/paraphrase_sets.py), with and without the learned override
+   detector (its findings say "override detector"), on the held-out split too.
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ import time
 from collections.abc import Callable
 
 from guard_corpus import CATEGORIES, CorpusItem, load_corpus
+from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
-from tracerl.guard import Guard, scan
+from tracerl.guard import Guard, override_model, scan
+from tracerl.guard.findings import lower_same_length
+from tracerl.guard.normalize import canonical
 
 THRESHOLD = 0.5
 
@@ -171,6 +177,9 @@ def latency(quick: bool) -> None:
         cases = (
             ("realistic, check_observation", lambda t=text: guard.check_observation(t)),
             ("realistic, check_tool_call", lambda t=text: guard.check_tool_call("bash", {"c": t})),
+            ("realistic, scan()", lambda t=text: scan(t)),
+            ("override detector alone (in scan())",
+             lambda v=_view(text): override_model.load().best(v)),  # noqa: B008
             ("floor: str.lower() + one find", lambda t=text: t.lower().find("ignore")),
         )
         for name, fn in cases:
@@ -191,10 +200,51 @@ def latency(quick: bool) -> None:
             f"{p50:.3f}", f"{p99:.3f}", f"{p99 * 1000 / (n / 1024):.1f}")  # fmt: skip
 
 
+def _view(text: str) -> str:
+    return canonical(text, lower_same_length(text)).text
+
+
+def _jailbreak(text: str, learned: bool) -> bool:
+    return any(f.scanner == "jailbreak" and f.score >= THRESHOLD
+               and (learned or f.detail != "override detector") for f in scan(text))
+
+
+def paraphrase() -> None:
+    """Jailbreak-scanner recall and FPR per paraphrase set, rules alone and with the
+    learned detector; the held-out corpus split's jailbreak positives and all its hard
+    negatives likewise."""
+    held = load_corpus("heldout")
+    sets = {f"set 1 (dev since), {k}": v for k, v in SETS.items()}
+    sets.update({f"set 2, {k}": v for k, v in SETS_2.items()})
+    sets["set 2, all"] = [x for v in SETS_2.values() for x in v]
+    sets["heldout split"] = [(i.text, True) for i in held if i.positive
+                             and i.category == "jailbreak"] + [
+        (i.text, False) for i in held if not i.positive]
+    print("\n### Instruction overrides: paraphrase sets (issue 15)\n")
+    table(("set", "positives", "negatives", "recall, rules", "recall, rules + detector",
+           "FPR, rules", "FPR, rules + detector"))
+    for name, items in sets.items():
+        pos = [t for t, y in items if y]
+        neg = [t for t, y in items if not y]
+        cells = []
+        for texts in (pos, neg):
+            for learned in (False, True):
+                k = sum(_jailbreak(t, learned) for t in texts)
+                cells.append(ratio(k, len(texts)) if texts else "-")
+        row(name, len(pos), len(neg), cells[0], cells[1], cells[2], cells[3])
+        missed = [t for t in pos if not _jailbreak(t, True)]
+        wrong = [t for t in neg if _jailbreak(t, True)]
+        for t in missed:
+            print(f"  missed: {t[:90]!r}")
+        for t in wrong:
+            print(f"  false alarm: {t[:90]!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer latency repetitions")
-    parser.add_argument("--only", choices=("accuracy", "secrets", "latency"), help="one part")
+    parser.add_argument("--only", choices=("accuracy", "secrets", "latency", "paraphrase"),
+                        help="one part")
     args = parser.parse_args(argv)
     random.seed(0)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -205,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
             accuracy_table(split, load_corpus(split))
     if args.only in (None, "secrets"):
         secrets_comparison(load_corpus())
+    if args.only in (None, "paraphrase"):
+        paraphrase()
     if args.only in (None, "latency"):
         latency(args.quick)
     return 0

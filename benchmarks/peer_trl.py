@@ -17,8 +17,8 @@ first. The first step of each side (warm-up) is excluded.
     python benchmarks/peer_trl.py [--steps 6] [--threads N] [--model DIR] [--only tiny|real]
 
 After the pair, the update's forward + backward is timed three ways (update_variants):
-logits over the whole sequence (tracerl), over the completion only (TRL on GPUs), and
-each group's prompt run once (a proposal).
+logits over the whole sequence (tracerl's update before), over the loss positions only,
+and tracerl's update now (loss positions, each group's prompt run once).
 
 Models: a tiny Qwen2 built locally (benchmarks/local_models.py) and SmolLM2-135M when its
 directory exists (default ~/.cache/tracerl/models/smollm2-135m; --model DIR).
@@ -42,7 +42,7 @@ from local_models import absent, model_dirs
 
 from tracerl.envs import TaskListFamily, ToolEnv
 from tracerl.policy.model import load_policy
-from tracerl.train.batch import collate, token_logprobs
+from tracerl.train.batch import batch_logprobs, collate, token_logprobs
 from tracerl.train.config import RLConfig, TrainConfig
 from tracerl.train.optim import adamw
 from tracerl.train.rl_step import RLStep
@@ -174,33 +174,25 @@ def run_pair(path: Path, s: Setting, steps: int, seed: int, out: Path,
 def update_variants(side: TracerlSide, reps: int) -> None:
     """Forward + backward of the update's log-probs on one rollout batch, three ways
     (interleaved; the same loss, token-mean over the completion tokens):
-      whole sequence     tracerl's token_logprobs: logits at every position;
-      completion only    logits at the completion positions only (transformers'
-                         logits_to_keep, which TRL asks for on GPUs);
-      prompt once/group  each group's shared prompt run once, its KV cache (with grad)
-                         repeated for the group's samples, then the completions: a
-                         proposal for train/batch.py, not what tracerl does today.
+      whole sequence     token_logprobs over every position (tracerl before 38e74f6+1);
+      loss positions     only the completion's positions projected to the vocabulary
+                         (`where=`; TRL's logits_to_keep does the like on GPUs);
+      + prompt once      tracerl's update now (batch_logprobs): also each group's prompt
+                         run once, its KV cache (with gradients) repeated for the group.
     """
     model = side.policy.model
     trajs = [t for g in side.runner.run(side.family.tasks("train", side.cfg.rl.tasks_per_step, 0))
              for t in g.trajectories]
     batch = collate(trajs, side.policy.pad_id)
-    width = batch.input_ids.shape[1]
-    keep = width - min(len(t.prompt_ids) for t in trajs) + 1
-    shared = SharedPrompt(trajs, side.policy.pad_id)
+    where = batch.loss_mask > 0
 
     def whole() -> torch.Tensor:
         return token_logprobs(model, batch.input_ids, batch.attention_mask) * batch.loss_mask
 
-    def completion_only() -> torch.Tensor:
-        logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                       logits_to_keep=keep).logits[:, :-1].float()  # (B, K-1, V)
-        targets = batch.input_ids[:, -keep + 1:]  # (B, K-1)
-        picked = logits.gather(-1, targets[..., None]).squeeze(-1)
-        return (picked - torch.logsumexp(logits, dim=-1)) * batch.loss_mask[:, -keep + 1:]
-
-    fns = {"whole sequence": whole, "completion only": completion_only,
-           "prompt once per group": lambda: shared.logprobs(model)}
+    fns = {"whole sequence": whole,
+           "loss positions": lambda: token_logprobs(model, batch.input_ids,
+                                                    batch.attention_mask, where=where),
+           "+ prompt once per group": lambda: batch_logprobs(model, batch)}
     times: dict[str, list[float]] = {k: [] for k in fns}
     tokens = batch.loss_mask.sum()
     model.train()
@@ -212,59 +204,16 @@ def update_variants(side: TracerlSide, reps: int) -> None:
             if r:
                 times[name].append(time.perf_counter() - t0)
     base = statistics.median(times["whole sequence"])
-    print(f"  update forward+backward on {len(trajs)} x {width} tokens ({len(shared.prompts)} "
-          f"prompts of <= {shared.prompt_ids.shape[1]} tokens), median of {reps}:")
+    prompts = len({tuple(t.prompt_ids) for t in trajs})
+    print(f"  update forward+backward on {len(trajs)} x {batch.input_ids.shape[1]} tokens "
+          f"({prompts} prompts of <= {max(len(t.prompt_ids) for t in trajs)} tokens), "
+          f"median of {reps}:")
     for name, ts in times.items():
         t = statistics.median(ts)
-        print(f"    {name:22s} {t:7.3f} s  ({base / t:.2f}x)")
-    with torch.no_grad():  # the proposal computes the same numbers
-        w, ref = whole(), torch.zeros_like(shared.loss_mask)  # (B, L-1), (B, C)
-        for i, t in enumerate(trajs):
-            row = w[i, len(t.prompt_ids) - 1:][:ref.shape[1]]
-            ref[i, :len(row)] = row
-        diff = (ref - shared.logprobs(model)).abs().max()
-    print(f"    prompt once per group vs whole sequence: max |log-prob difference| {diff:.1e}")
-
-
-class SharedPrompt:
-    """A batch split into its distinct prompts (left-padded) and every sample's response
-    (right-padded), for computing the log-probs with each prompt run once."""
-
-    def __init__(self, trajs: list[Trajectory], pad: int) -> None:
-        index: dict[tuple[int, ...], int] = {}
-        self.group = torch.tensor([index.setdefault(tuple(t.prompt_ids), len(index))
-                                   for t in trajs])  # (B,) row -> its prompt
-        self.prompts = list(index)
-        self.prompt_ids, self.prompt_mask = _pad([list(p) for p in self.prompts], pad, left=True)
-        self.response_ids, self.response_mask = _pad([t.response_ids() for t in trajs], pad)
-        self.loss_mask = _pad([t.loss_mask() for t in trajs], 0)[0].float()  # (B, C)
-
-    def logprobs(self, model) -> torch.Tensor:
-        """(B, C) log-probs of the response tokens, times the loss mask."""
-        pmask, g = self.prompt_mask, self.group
-        out = model(input_ids=self.prompt_ids, attention_mask=pmask,
-                    position_ids=(pmask.cumsum(-1) - 1).clamp(min=0), use_cache=True)
-        cache = out.past_key_values
-        for layer in cache.layers:  # (U, h, P, d) -> (B, h, P, d), gradients flow back
-            layer.keys, layer.values = layer.keys[g], layer.values[g]
-        c = self.response_ids.shape[1]
-        positions = pmask.sum(-1)[g][:, None] + torch.arange(c)[None]  # (B, C)
-        out2 = model(input_ids=self.response_ids, position_ids=positions, cache=cache,
-                     attention_mask=torch.cat([pmask[g], self.response_mask], 1), use_cache=True)
-        logits = torch.cat([out.logits[:, -1:][g], out2.logits[:, :-1]], 1).float()  # (B, C, V)
-        picked = logits.gather(-1, self.response_ids[..., None]).squeeze(-1)  # (B, C)
-        return (picked - torch.logsumexp(logits, dim=-1)) * self.loss_mask
-
-
-def _pad(rows: list[list[int]], pad: int, left: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        cols = slice(width - len(r), width) if left else slice(0, len(r))
-        ids[i, cols] = torch.tensor(r)
-        mask[i, cols] = 1
-    return ids, mask
+        print(f"    {name:24s} {t:7.3f} s  ({base / t:.2f}x)")
+    with torch.no_grad():  # the same numbers
+        diff = (whole() - batch_logprobs(model, batch)).abs().max()
+    print(f"    batch_logprobs vs whole sequence: max |log-prob difference| {diff:.1e}")
 
 
 def main() -> None:

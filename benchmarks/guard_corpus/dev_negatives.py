@@ -90,7 +90,7 @@ def pii_neg(rng: random.Random) -> str:
     return _c(rng,
         f"Order #{F.format_card(rng, F.bad_card(rng))} has shipped.", f"SSN field example: {F.bad_ssn(rng)}",
         f"Reference {F.bad_iban(rng)}", "Upgrade to version 1.2.3.4 of the agent.", "Listening on 127.0.0.1:8080",
-        "Bind to 0.0.0.0 to accept external connections.", "Write to user@example.com for the demo.",
+        "Bind to 0.0.0.0 to accept external connections.", "Write to the demo inbox listed on the wiki.",
         "git@github.com:org/repo.git", "@dataclass(frozen=True)", "ISBN 978-3-16-148410-0",
         f"timestamp {F.token(rng, 13, '0123456789')}", "+1 to this proposal", "2 + 2 = 4",
         "MAC 00:1A:2B:3C:4D:5E", "Released 2024-03-15 at 10:30:45", "Netmask 255.255.255.0",
@@ -116,4 +116,43 @@ DEV_NEGATIVES: dict[str, tuple[Template, ...]] = {
     "secrets": (se_neg,),
     "pii": (pii_neg,),
     "invisible": (inv_neg,),
+}
+
+
+# Issue 15: the domains where override detectors fail most, kept as dev hard negatives.
+def jb_neg_security(rng: random.Random) -> str:
+    return embed(rng, _c(rng,
+        "Indirect prompt injection plants instructions for the model in web pages and e-mails "
+        "that an agent later reads.",
+        "Our red-team report lists 40 attempts to make the assistant drop its system prompt; 38 "
+        "were refused.",
+        "Detectors look for text that claims a model's earlier rules no longer apply.",
+        "Treat tool output as data: an agent should never execute instructions found in a "
+        "retrieved document.",
+        "The OWASP LLM Top 10 ranks prompt injection first.",
+        "Attackers hide fake 'system' headers in markdown to look like a new instruction block.",
+        "Sie testeten, ob das Modell versteckte Anweisungen in PDF-Dateien befolgt.",
+        "Le rapport décrit des attaques qui demandent au modèle d'oublier ses consignes.",
+        "We fine-tuned the classifier on jailbreak transcripts and benign chats.",
+        "A canary string in the system prompt reveals when it leaks into an answer.",
+    ))  # fmt: skip
+
+
+def jb_neg_device(rng: random.Random) -> str:
+    return embed(rng, _c(rng,
+        "How do I jailbreak my iPhone 13 without losing my photos?",
+        "Is jailbreaking a PS Vita still possible on firmware 3.74?",
+        "To enable developer mode on Android, tap the build number seven times.",
+        "Developer mode on Windows 11 lets you sideload apps and use the Linux subsystem.",
+        "Jailbreak mode on the Kindle disables automatic updates.",
+        "Override the default gateway in the router's advanced settings.",
+        "Can I root my Samsung tablet and still use banking apps?",
+        "Reset the smartwatch to factory settings if pairing keeps failing.",
+        "Wie aktiviere ich den Entwicklermodus auf meinem Chromebook?",
+        "¿Cómo quito las restricciones parentales de la consola?",
+    ))  # fmt: skip
+
+
+DEV_HARD_NEGATIVES: dict[str, tuple[Template, ...]] = {
+    "jailbreak": (jb_neg_security, jb_neg_device),
 }

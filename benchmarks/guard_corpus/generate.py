@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable, Mapping
 
 from guard_corpus import CORPUS_PATH, CorpusItem
-from guard_corpus.dev_negatives import DEV_NEGATIVES
+from guard_corpus.dev_negatives import DEV_HARD_NEGATIVES, DEV_NEGATIVES
 from guard_corpus.dev_templates import DEV_POSITIVES
 from guard_corpus.heldout_templates import HELDOUT_NEGATIVES, HELDOUT_POSITIVES
 from guard_corpus.wrap import embed
@@ -25,6 +25,8 @@ PLAN: tuple[tuple[str, bool, Mapping[str, tuple[Template, ...]], int], ...] = (
     ("dev", False, DEV_NEGATIVES, 40),
     ("heldout", True, HELDOUT_POSITIVES, 26),
     ("heldout", False, HELDOUT_NEGATIVES, 26),
+    # Issue 15, appended last so that every earlier draw (and item) stays as it was.
+    ("dev", False, DEV_HARD_NEGATIVES, 20),
 )
 
 

@@ -47,7 +47,7 @@ def embed(rng: random.Random, payload: str, kind: str = "any") -> str:
         )
     if style == 2:
         name = rng.choice(_NAMES)
-        return f"From: {name.lower()}@corp.example\nSubject: update\n\nHi,\n{before}\n{payload}\n\nThanks,\n{name}"
+        return f"From: {name} (operations)\nSubject: update\n\nHi,\n{before}\n{payload}\n\nThanks,\n{name}"
     if style == 3:
         return f'{{"status": "ok", "items": 3, "note": "{before}", "text": "{payload}"}}'
     if style == 4:

@@ -73,6 +73,8 @@ COMMANDS = (
      cli_args.DOCTOR_DESCRIPTION, cli_args.add_doctor_arguments, None),
     ("traces", "tracerl.trace.cli_traces", "list, show and export recorded traces",
      cli_args.TRACES_DESCRIPTION, cli_args.add_traces_arguments, None),
+    ("view", "tracerl.view.cli_view", "a local web dashboard over run directories",
+     cli_args.VIEW_DESCRIPTION, cli_args.add_view_arguments, None),
     ("optimize", "tracerl.optimize.cli_optimize", "optimize the agent's prompt within a budget",
      cli_args.OPTIMIZE_DESCRIPTION, cli_args.add_optimize_arguments, _optimize_epilog),
 )

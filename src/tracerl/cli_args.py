@@ -170,6 +170,27 @@ def add_traces_arguments(parser: argparse.ArgumentParser) -> None:
     exp.add_argument("--out", help="output file (default: stdout)")
 
 
+VIEW_DESCRIPTION = """\
+A local web dashboard over one or more run directories: the config, the summary and the
+curves (several runs overlaid), the trajectories (filters, text search), each trajectory
+with its tool calls, guard decisions and sampled tokens coloured by advantage or
+log-probability, and two trajectories side by side. Read-only; it works on a run that is
+still training (refresh for new steps). Needs `pip install 'tracerl[view]'`.
+
+    tracerl view runs/calc-tiny
+    tracerl view runs/calc-tiny runs/calc-tiny-2 --port 8800
+"""
+
+
+def add_view_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories")
+    parser.add_argument("--port", type=int, default=8765,
+                        help="port to listen on (default 8765; 0 picks a free one)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default 127.0.0.1, this machine only; the "
+                             "viewer has no authentication, so bind others with care)")
+
+
 OPTIMIZE_DESCRIPTION = """\
 Optimize the agent's prompt instead of its weights: six optimizers (random_search,
 bayesian, protegi, metaprompt, promptwizard, gepa) score candidate prompts on real

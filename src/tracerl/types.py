@@ -157,6 +157,10 @@ class Turn:
     text: str | None = None
     """`action_ids` decoded without special tokens (what rewards read); None: not
     recorded, `action_text` stands in."""
+    policy_version: int = 0
+    """The policy version (updates applied to the sampler's weights) that sampled this
+    turn. In an async run a partial rollout continues across a weight sync, so a later
+    turn may be newer than the trajectory's first."""
 
     @property
     def readable_text(self) -> str:
@@ -187,6 +191,7 @@ class Trajectory:
     group_index: int = 0
     sample_index: int = 0
     policy_version: int = 0
+    """The policy version that sampled the first turn (the oldest; see Turn.policy_version)."""
     error: str | None = None
     tools: list[dict[str, Any]] = field(default_factory=list)
     """JSON schemas of the tools described to the policy in its prompt (the chat
@@ -208,6 +213,17 @@ class Trajectory:
         for t in self.turns:
             out.extend([1] * len(t.action_ids))
             out.extend([0] * len(t.observation_ids))
+        return out
+
+    def turn_advantages(self) -> list[list[float]] | None:
+        """Each turn's action-token advantages, cut from `advantages`; None when credit
+        never wrote any."""
+        if self.advantages is None:
+            return None
+        out, at = [], 0
+        for t in self.turns:
+            out.append(self.advantages[at:at + len(t.action_ids)])
+            at += len(t.action_ids) + len(t.observation_ids)
         return out
 
     def behaviour_logprobs(self) -> list[float]:

@@ -54,7 +54,6 @@ def test_positive_is_found_with_its_kind(text, kind, kinds):
         "IBAN DE88 3704 0044 0532 0130 00",
         "Upgrade to version 1.2.3.4",
         "Listening on 127.0.0.1:8080",
-        "Write to user@example.com",
         "git@github.com:org/repo.git",
         "MAC 00:1A:2B:3C:4D:5E",
         "Released 2024-03-15 at 10:30:45",
@@ -77,3 +76,9 @@ def test_card_span_excludes_a_neighbouring_number():
     text = "card 4111 1111 1111 1111 2024"
     (f,) = scan(text, ["pii"])
     assert text[f.start : f.end] == "4111 1111 1111 1111"
+
+
+def test_an_address_on_a_documentation_domain_is_still_an_email() -> None:
+    found = [f for f in scan("Write to me at jane.doe@example.com, thanks", ["pii"])]
+    assert [(f.kind, f.score >= 0.5) for f in found] == [("email", True)]
+    assert "documentation domain" in found[0].detail

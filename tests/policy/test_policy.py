@@ -52,6 +52,30 @@ def test_recorded_logprobs_match_a_full_forward_pass(tiny_policy):
         assert torch.allclose(ref, torch.tensor(s.logprobs), atol=1e-4)
 
 
+def test_a_group_of_identical_contexts_is_prefilled_once_and_sampled_apart(tiny_policy):
+    """G copies of a prompt share one prefill; each copy is still its own draw, with the
+    log-probs of a full forward pass."""
+    sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id, seed=0)
+    first, second = _contexts(tiny_policy, 2)
+    contexts = [first] * 4 + [second] * 3 + [first]
+    calls = []
+    hook = tiny_policy.model.register_forward_pre_hook(
+        lambda _m, _a, kw: calls.append(kw["input_ids"].shape), with_kwargs=True)
+    try:
+        samples = sampler.generate(contexts, SamplingParams(
+            temperature=1.0, max_new_tokens=16, stop_ids=tiny_policy.stop_ids))
+    finally:
+        hook.remove()
+    assert calls[0][0] == 2  # two distinct prompts in the prefill
+    assert len({tuple(s.ids) for s in samples}) > 2  # the copies did not share draws
+    for ctx, s in zip(contexts, samples, strict=True):
+        full = torch.tensor([ctx + s.ids])
+        with torch.no_grad():
+            logits = tiny_policy.model(full).logits[0, len(ctx) - 1:-1]
+        ref = torch.log_softmax(logits, -1).gather(-1, torch.tensor(s.ids)[:, None]).squeeze(-1)
+        assert torch.allclose(ref, torch.tensor(s.logprobs), atol=1e-4)
+
+
 def test_budgets_and_stops_are_respected(tiny_policy):
     sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id, seed=1)
     contexts = _contexts(tiny_policy)

@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from tracerl.rewards import extract_answer, math_answer
+from tracerl.rewards import MathAnswerReward, extract_answer, math_answer, math_answer_batch
+from tracerl.types import Message, Task, Trajectory, Turn
 
 EQUAL = [
     ("\\frac{1}{2}", "So the answer is \\boxed{0.5}."),
@@ -75,3 +76,45 @@ def test_gold_the_checker_cannot_parse_is_unjudged_not_wrong() -> None:
     r = math_answer("\\boxed{5}", "\\boxed{}")
     assert (r.score, r.status) == (None, "bad_gold")
     assert "gold" in r.details["error"]
+
+
+@pytest.mark.slow  # one session per single call
+def test_a_batch_gives_what_single_calls_give_in_input_order() -> None:
+    cases = EQUAL + NOT_EQUAL + [("391", "I do not know."), ("391", "\\boxed{381} or \\boxed{391}")]
+    golds, comps = zip(*cases, strict=True)
+    batch = math_answer_batch(list(comps), list(golds))
+    single = [math_answer(c, g) for g, c in cases]
+    assert [(r.score, r.status) for r in batch] == [(r.score, r.status) for r in single]
+
+
+def test_plain_numbers_never_reach_the_sandbox() -> None:
+    r = math_answer_batch(["\\boxed{12}", "Answer: 13"], ["12", "12"])
+    assert [(x.score, x.details.get("exact")) for x in r] == [(1.0, True), (0.0, True)]
+
+
+def test_batch_inputs_are_checked() -> None:
+    with pytest.raises(ValueError, match="2 completions but 1 gold"):
+        math_answer_batch(["1", "2"], ["1"])
+    with pytest.raises(TypeError, match="sequences"):
+        math_answer_batch("\\boxed{1}", "1")  # type: ignore[arg-type]
+
+
+def _trajectory(text: str, answer: str) -> Trajectory:
+    task = Task(id="t", messages=(Message("user", "q"),), answer=answer)
+    return Trajectory(task=task, prompt_ids=[], turns=[Turn([], [], action_text=text)])
+
+
+def test_the_reward_scores_a_rollout_batch_at_once() -> None:
+    reward = MathAnswerReward()
+    trajs = [_trajectory("\\boxed{\\frac{2}{4}}", "1/2"), _trajectory("\\boxed{3}", "4")]
+    assert reward.batch(trajs) == [1.0, 0.0] == [reward(t) for t in trajs]
+
+
+@pytest.mark.slow  # waits out two timeouts
+def test_a_hanging_answer_times_out_alone_and_the_rest_of_its_batch_is_judged() -> None:
+    comps = ["\\boxed{\\frac{2}{4}}", "\\boxed{9^{9^{9^{9^{9}}}}}", "\\boxed{x^2+2x+1}",
+             "\\boxed{10^{10^{10^{10}}}!}", "\\boxed{2^{1/2}}"]
+    golds = ["1/2", "391", "(x+1)^2", "7", "\\sqrt{2}"]
+    r = math_answer_batch(comps, golds, timeout_s=1)
+    assert [x.score for x in r] == [1.0, 0.0, 1.0, 0.0, 1.0]
+    assert r[1].status in ("timeout", "memory_limit") and r[3].status in ("timeout", "memory_limit")

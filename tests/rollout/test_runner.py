@@ -87,3 +87,47 @@ def test_the_transformers_sampler_is_a_sampler(tiny_policy):
     from tracerl.policy.sampling import Sampler
 
     assert isinstance(TransformersSampler(tiny_policy.model, tiny_policy.pad_id), Sampler)
+
+
+class Counting:
+    """A batch-capable reward that records how it was called."""
+
+    name = "counting"
+
+    def __init__(self, broken_batch: bool = False) -> None:
+        self.batches: list[int] = []
+        self.singles = 0
+        self.broken_batch = broken_batch
+
+    def __call__(self, trajectory):
+        self.singles += 1
+        if trajectory.sample_index == 1:
+            raise ValueError("this one cannot be judged")
+        return 0.5
+
+    def batch(self, trajectories):
+        self.batches.append(len(trajectories))
+        if self.broken_batch:
+            raise RuntimeError("checker went away")
+        return [float(t.sample_index) for t in trajectories]
+
+
+def test_a_reward_with_a_batch_method_is_called_once_per_rollout_batch(tiny_policy):
+    fam = CalcFamily(calls=1)
+    reward = Counting()
+    runner = _runner(tiny_policy, fam.make_env, reward, group_size=3)
+    trajs = [t for g in runner.run(fam.tasks("train", 2, 0)) for t in g.trajectories]
+    assert reward.batches == [6] and reward.singles == 0
+    assert [t.outcome_reward for t in trajs] == [0.0, 1.0, 2.0] * 2
+    assert all(t.reward_parts["counting"] == t.outcome_reward for t in trajs)
+
+
+def test_a_failing_batch_falls_back_to_one_by_one_and_contains_the_failure(tiny_policy):
+    fam = CalcFamily(calls=1)
+    reward = Counting(broken_batch=True)
+    runner = _runner(tiny_policy, fam.make_env, reward, group_size=2)
+    trajs = [t for g in runner.run(fam.tasks("train", 2, 0)) for t in g.trajectories]
+    assert reward.batches == [4] and reward.singles == 4
+    assert [t.outcome_reward for t in trajs] == [0.5, None] * 2
+    assert runner.stats.reward_errors == 2 and runner.stats.unjudged == 2
+    assert any("checker went away" in e for e in runner.stats.errors)

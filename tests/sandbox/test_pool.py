@@ -77,3 +77,22 @@ def test_session_call_that_hangs_is_killed_at_its_deadline(pool: SandboxPool) ->
     reply = s.request({"op": "call", "target": {"global": "f"}}, 0.5)
     res = s.close()
     assert reply is None and not s.alive and res.status == "timeout" and res.wall_s < 10
+
+
+def test_session_map_answers_each_call_in_order_in_one_request(pool: SandboxPool) -> None:
+    code = "def f(x):\n    if x == 2:\n        raise KeyError(x)\n    return x * 10\n"
+    calls = [{"args": {"t": [x]}} for x in (1, 2, 3)]
+    with Session(pool, code, Limits(timeout_s=5)) as s:
+        replies = list(s.stream({"op": "map", "target": {"global": "f"}, "calls": calls}, 3, 2))
+    assert [r["ok"] for r in replies] == [True, False, True]
+    assert (replies[0]["value"], replies[1]["exc"], replies[2]["value"]) == (10, "KeyError", 30)
+
+
+def test_session_map_stops_at_the_call_that_hangs(pool: SandboxPool) -> None:
+    code = "def f(x):\n    while x == 2:\n        pass\n    return x\n"
+    calls = [{"args": {"t": [x]}} for x in (1, 2, 3)]
+    s = Session(pool, code, Limits(timeout_s=30))
+    replies = list(s.stream({"op": "map", "target": {"global": "f"}, "calls": calls}, 3, 0.5))
+    res = s.close()
+    assert replies == [{"ok": True, "value": 1}, None]
+    assert not s.alive and res.status == "timeout"

@@ -68,3 +68,14 @@ def test_replay_contains_a_raising_reward(stored):
 
     (result,) = replay_reward(store, Broken(), [trace_id])
     assert (result.replayed, result.error) == (None, "RuntimeError: judge down")
+
+
+def test_rebuilt_trajectory_keeps_token_advantages(stored, trajectory):
+    assert load_trajectory(*stored).advantages == trajectory.advantages
+
+
+def test_a_trajectory_never_trained_on_is_rebuilt_without_advantages(tmp_path, trajectory):
+    trajectory.advantages = None
+    with Tracer(tmp_path / "a.sqlite") as tracer:
+        trace_id = tracer.record_trajectory(trajectory, run="r", step=1)
+    assert load_trajectory(TraceStore(tmp_path / "a.sqlite"), trace_id).advantages is None

@@ -53,3 +53,58 @@ def test_without_gradients_the_chunks_give_the_same_values(tiny_policy):
 def test_a_one_token_sequence_predicts_nothing(tiny_policy):
     ids = torch.tensor([[5], [6]])
     assert token_logprobs(tiny_policy.model, ids, torch.ones_like(ids)).shape == (2, 0)
+
+
+def _group_batch(policy, gen):
+    """Rows in groups sharing prompts of different lengths, ragged responses, right padding,
+    and a loss mask with holes (observation tokens)."""
+    prompts = [torch.randint(4, 90, (n,), generator=gen).tolist() for n in (9, 5, 12)]
+    rows, plens = [], []
+    for g, size in zip(prompts, (3, 1, 2), strict=True):
+        for _ in range(size):
+            resp = torch.randint(4, 90, (int(torch.randint(2, 11, (1,), generator=gen)),),
+                                 generator=gen).tolist()
+            rows.append(g + resp)
+            plens.append(len(g))
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), policy.pad_id)
+    mask = torch.zeros_like(ids)
+    where = torch.zeros((len(rows), width - 1), dtype=torch.bool)
+    for i, (r, p) in enumerate(zip(rows, plens, strict=True)):
+        ids[i, :len(r)] = torch.tensor(r)
+        mask[i, :len(r)] = 1
+        where[i, p - 1:len(r) - 1] = True
+        where[i, p + 1] = False  # an observation token inside the response
+    return ids, mask, where, torch.tensor(plens)
+
+
+@pytest.mark.parametrize("chunk", [None, 4])
+def test_shared_prompts_and_wanted_positions_change_no_value_or_gradient(fresh_tiny_policy,
+                                                                          chunk):
+    """Each group's prompt run once and only the loss positions projected: the same
+    log-probs and gradients as the plain pass over every position."""
+    model = fresh_tiny_policy.model
+    ids, mask, where, plens = _group_batch(fresh_tiny_policy, torch.Generator().manual_seed(1))
+    weights = torch.randn(where.shape, generator=torch.Generator().manual_seed(2)) * where
+    calls = []
+    hook = model.get_decoder().register_forward_pre_hook(
+        lambda _m, _a, kw: calls.append(kw["input_ids"].shape[0]), with_kwargs=True)
+
+    def run(**kwargs):
+        model.zero_grad(set_to_none=True)
+        logp = token_logprobs(model, ids, mask, 0.7, chunk, **kwargs)
+        (logp * weights).sum().backward()
+        return logp.detach(), [p.grad.clone() for p in model.parameters()]
+
+    try:
+        want, want_grads = run()
+        want = want * where
+        assert calls == [6]
+        got, got_grads = run(where=where, prompt_lens=plens)
+    finally:
+        hook.remove()
+    assert calls == [6, 3, 6]  # three distinct prompts, then the six responses
+    assert torch.all(got[~where] == 0)
+    torch.testing.assert_close(got, want, atol=2e-5, rtol=0)
+    for g, w in zip(got_grads, want_grads, strict=True):
+        torch.testing.assert_close(g, w, atol=2e-5, rtol=2e-4)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tracerl.cli import main
-from tracerl.train.threads import choose_threads
+from tracerl.train.threads import busy_cores, choose_threads
 
 TINY = ["tiny.hidden_size=32", "tiny.layers=1", "tiny.heads=2", "tiny.intermediate_size=64",
         "sft.demos=16", "sft.batch_size=8", "rl.tasks_per_step=2", "rl.group_size=2",
@@ -119,6 +119,19 @@ def test_thread_choice_leaves_busy_cores_alone():
     assert busy.threads == 1 and "oversubscribed" in (busy.warning() or "")
     assert choose_threads(3, cores=2, load=5.0).threads == 3
     assert choose_threads(0, cores=8, load=0.0).warning() is None
+    assert choose_threads(0, cores=2, load=1.9).warning() is not None
+
+
+def test_busy_cores_are_measured_now_not_read_from_the_lagging_load_average():
+    """A process spinning on one core for half a second is seen (the 1-minute load
+    average would still be near what it was on a quiet machine)."""
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        loaded = busy_cores(0.5)
+    finally:
+        spin.kill()
+    assert 0.8 <= loaded <= (os.cpu_count() or 1) + 0.01
 
 
 @pytest.mark.slow  # trains in a subprocess, interrupts it, resumes

@@ -6,6 +6,7 @@ tokens the policy sampled (the loss only ever sees those).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -164,6 +165,47 @@ def truncated_is_weights(train_logp: torch.Tensor, behaviour_logp: torch.Tensor,
     if cap <= 0:
         raise ValueError(f"truncated IS cap must be > 0, got {cap}")
     return torch.exp(train_logp - behaviour_logp).clamp(max=cap).detach()
+
+
+def sequence_truncated_is_weights(train_logp: torch.Tensor, behaviour_logp: torch.Tensor,
+                                  mask: torch.Tensor, cap: float) -> torch.Tensor:
+    """Sequence-level truncated importance sampling: one weight per trajectory.
+
+    w_i = min(prod_t p_train / p_behaviour, cap) over sequence i's action tokens, the
+    likelihood ratio of the whole sampled response (the estimator that is unbiased for
+    sequence-level rewards before truncation; Yao et al. 2025, and the "seq" mode of
+    verl's rollout correction). It is far more extreme than the token weights (a product
+    of hundreds of ratios), so the cap matters more; every token of sequence i gets w_i.
+
+    Args:
+        train_logp, behaviour_logp, mask: (B, T).
+    Returns:
+        (B, T) weights in (0, cap], constant along each row.
+    """
+    if cap <= 0:
+        raise ValueError(f"truncated IS cap must be > 0, got {cap}")
+    m = mask.to(train_logp.dtype)
+    log_w = ((train_logp - behaviour_logp) * m).sum(-1)  # (B,)
+    w = torch.exp(log_w.clamp(max=math.log(cap)))  # (B,)
+    return w[:, None].expand_as(train_logp).detach()  # (B, T)
+
+
+@dataclass(frozen=True)
+class ISStats:
+    """What a truncated importance-sampling correction did, over action tokens."""
+
+    mean_weight: float
+    clip_fraction: float
+    """Fraction of action tokens whose weight was truncated at the cap."""
+
+
+def is_stats(weights: torch.Tensor, mask: torch.Tensor, cap: float) -> ISStats:
+    """Mean weight and truncated fraction of (B, T) IS weights over the masked tokens."""
+    with torch.no_grad():
+        m = mask.to(weights.dtype)
+        n = m.sum().clamp(min=1.0)
+        clipped = (weights >= cap * (1 - 1e-6)).to(weights.dtype)  # (B, T)
+        return ISStats(float((weights * m).sum() / n), float((clipped * m).sum() / n))
 
 
 def clipped_value_loss(values: torch.Tensor, old_values: torch.Tensor, returns: torch.Tensor,

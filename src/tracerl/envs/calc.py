@@ -28,6 +28,7 @@ from tracerl.envs.tool_env import ToolEnv, ToolEnvConfig
 from tracerl.guard.pipeline import Guard
 from tracerl.tools.calculator import CalculatorError, evaluate, format_number
 from tracerl.tools.hermes import format_tool_call
+from tracerl.tools.latency import LatencyProfile, with_latency
 from tracerl.tools.tool import Tool, tool
 from tracerl.types import Message, Task, ToolCall, Trajectory
 
@@ -126,6 +127,8 @@ class CalcFamily:
     describe_tools: bool = False
     """Describe the calculator and the answer format to the policy (pretrained models
     need both)."""
+    tool_latency: LatencyProfile = LatencyProfile()
+    """Added latency of every calculator call (tracerl.tools.latency)."""
     name: str = "calc"
 
     def __post_init__(self) -> None:
@@ -134,7 +137,7 @@ class CalcFamily:
         if not 0.0 <= self.skip_tool_prob <= 1.0:
             raise ValueError(f"calc: skip_tool_prob must be in [0, 1], got {self.skip_tool_prob}")
         self.reward = CalcReward(self.format_weight)
-        self.calculator = make_calculator(max_operations=1)
+        self.calculator = with_latency(make_calculator(max_operations=1), self.tool_latency)
 
     @property
     def max_turns(self) -> int:
@@ -197,6 +200,12 @@ class CalcConfig:
     """Fraction of demonstrations that answer without the tool (imperfect cold start)."""
     format_weight: float = 0.0
     """Weight of the format term in the outcome reward (0 = correctness only)."""
+    tool_latency: str | float = ""
+    """Added latency of every calculator call, in ms: 200, uniform:100:300,
+    exponential:200 or lognormal:200:0.5 ('' = none; models a slow API)."""
+
+    def __post_init__(self) -> None:
+        LatencyProfile.parse(self.tool_latency)
 
 
 @register_family("calc", CalcConfig)
@@ -205,4 +214,5 @@ def build_calc(section: CalcConfig, context: FamilyContext) -> CalcFamily:
     return CalcFamily(calls=section.calls, skip_tool_prob=section.skip_tool_prob,
                       tool_timeout_s=context.tool_timeout_s,
                       format_weight=section.format_weight, guard=context.guard,
-                      describe_tools=context.describe_tools)
+                      describe_tools=context.describe_tools,
+                      tool_latency=LatencyProfile.parse(section.tool_latency))

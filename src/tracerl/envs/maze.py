@@ -33,6 +33,7 @@ from tracerl.envs.registry import FamilyContext, register_family
 from tracerl.envs.tool_env import ToolEnv, ToolEnvConfig
 from tracerl.guard.pipeline import Guard
 from tracerl.tools.hermes import CLOSE, OPEN
+from tracerl.tools.latency import LatencyProfile, with_latency
 from tracerl.tools.tool import Tool, tool
 from tracerl.types import Message, Task, ToolCall, Trajectory
 
@@ -70,13 +71,15 @@ class MazeEnv(ToolEnv):
     """ToolEnv with the agent's position, the goal and a move budget."""
 
     def __init__(self, size: int, slack: int, guard: Guard | None = None,
-                 describe_tools: bool = False) -> None:
+                 describe_tools: bool = False,
+                 tool_latency: LatencyProfile | None = None) -> None:
         self.size = size
         self.slack = slack
         self.position: Cell = (0, 0)
         self.goal: Cell = (0, 0)
         self.moves_left = 0
-        super().__init__([self._move_tool(d) for d in STEPS],
+        latency = tool_latency or LatencyProfile()
+        super().__init__([with_latency(self._move_tool(d), latency) for d in STEPS],
                          ToolEnvConfig(guard=guard, describe_tools=describe_tools))
 
     def _move_tool(self, direction: str) -> Tool:
@@ -151,6 +154,8 @@ class MazeFamily:
     """Guardrails on every tool call and tool output (None = none)."""
     describe_tools: bool = False
     """Describe the tools to the policy in its prompt (pretrained models need it)."""
+    tool_latency: LatencyProfile = LatencyProfile()
+    """Added latency of every move call (tracerl.tools.latency)."""
     name: str = "maze"
 
     def __post_init__(self) -> None:
@@ -188,7 +193,8 @@ class MazeFamily:
         return out
 
     def make_env(self) -> MazeEnv:
-        return MazeEnv(self.size, self.slack, self.guard, self.describe_tools)
+        return MazeEnv(self.size, self.slack, self.guard, self.describe_tools,
+                       self.tool_latency)
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
         """Oracle walk (x first, then y); before each step, with `detour_prob`, a wasted
@@ -261,6 +267,12 @@ class MazeConfig:
     """Moves allowed beyond the distance before the episode is truncated."""
     detour_prob: float = 0.1
     """Chance per demonstration step of a wasted step out and back (imperfect SFT)."""
+    tool_latency: str | float = ""
+    """Added latency of every move call, in ms: 200, uniform:100:300, exponential:200 or
+    lognormal:200:0.5 ('' = none; models a slow API)."""
+
+    def __post_init__(self) -> None:
+        LatencyProfile.parse(self.tool_latency)
 
 
 @register_family("maze", MazeConfig)
@@ -268,4 +280,5 @@ def build_maze(section: MazeConfig, context: FamilyContext) -> MazeFamily:
     """A grid walk to a goal, one move tool call per step (8-20 calls per episode)."""
     return MazeFamily(section.size, section.min_moves, section.max_moves, section.slack,
                       section.detour_prob, guard=context.guard,
-                      describe_tools=context.describe_tools)
+                      describe_tools=context.describe_tools,
+                      tool_latency=LatencyProfile.parse(section.tool_latency))

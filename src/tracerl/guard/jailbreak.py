@@ -8,7 +8,10 @@ homoglyphs and full-width forms (folded by `normalize.canonical`), leetspeak
 (`normalize.leet`), and base64 payloads that decode to an attack.
 
 Phrases match on a lower-cased canonical view; a match that only appears after a fold
-is reported with kind "obfuscation" and the fold named in `detail`.
+is reported with kind "obfuscation" and the fold named in `detail`. Paraphrases, other
+languages, fake instruction headers and indirect injections that no phrase names are
+the job of a small learned detector over the same view (override_model.py, issue 15);
+its findings say "override detector" in `detail`.
 """
 
 from __future__ import annotations
@@ -17,16 +20,22 @@ import base64
 import binascii
 import re
 
+from tracerl.guard import override_model
 from tracerl.guard.findings import (
     Finding,
     Pattern,
     dedupe,
+    line_bounds,
     lower_same_length,
     pattern,
     run_patterns,
 )
 from tracerl.guard.normalize import View, canonical, leet
 
+CLASSIFIER_MIN_P = 0.7
+"""The override detector reports a segment at this probability or more. Chosen on
+development data (the corpus's dev split and paraphrase set 1, docs/benchmarks.md):
+at 0.5 it fired on 11% of set 1's hard negatives, at 0.7 on 1.9%, keeping 93% recall."""
 _GAP = r"[^.!?\n]{0,60}?"
 _NEG = re.compile(r"\b(?:not|never|don't|do not|cannot|can't|won't|must not|shouldn't)\b")
 
@@ -105,6 +114,21 @@ def _override(m: re.Match[str], view: str) -> float | None:
     return 0.95
 
 
+_DEVICE = re.compile(
+    r"\b(?:i?phone|ipad|ios|android|pixel|samsung|galaxy|kindle|ps[345]|playstation|xbox"
+    r"|nintendo|windows|macos|mac|linux|ubuntu|chromebook|chrome ?os|router|firmware|bios"
+    r"|tablet|device|settings|usb|bootloader|rom|tv|console|laptop|smartwatch|jailbroken phone"
+    r"|root(?:ed|ing)?|adb|sideload\w*)\b"
+)
+
+
+def _mode(m: re.Match[str], view: str) -> float | None:
+    """'developer mode on my Pixel' and 'jailbreak mode on the Kindle' are device and OS
+    settings; the same words addressed to a model are a role-play jailbreak."""
+    lo, hi = line_bounds(view, m.start())
+    return None if _DEVICE.search(view, lo, hi) else 0.9
+
+
 def _leak(m: re.Match[str], view: str) -> float | None:
     return None if _negated(m, view) else 0.85
 
@@ -128,7 +152,7 @@ _PHRASES: tuple[Pattern, ...] = (
         0.8,
         ("instruction", "directive", "orders", "task", "prompt"),
     ),
-    pattern("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now")),
+    pattern("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now"), _mode),
     pattern("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",)),
     pattern(
         "roleplay_jailbreak",
@@ -246,7 +270,24 @@ class JailbreakScanner:
             found = [self._mark_folded(f, text) for f in found]
         found += self._leet(view, found)
         found += self._base64(text)
+        found += self._learned(view, found)
         return dedupe(found)
+
+    def _learned(self, view: View, found: list[Finding]) -> list[Finding]:
+        """The override detector (override_model.py): paraphrases, other languages,
+        fake instruction headers and instructions addressed to the model in documents.
+        A span a rule already explains keeps the rule's finding, which names its kind."""
+        p, start, end = override_model.load().best(view.text)
+        if p < CLASSIFIER_MIN_P:
+            return []
+        segment = view.text[start:end]
+        start += len(segment) - len(segment.lstrip())
+        end -= len(segment) - len(segment.rstrip())
+        lo, hi = view.span(start, end)
+        if end <= start or any(f.start < hi and lo < f.end for f in found):
+            return []
+        return [Finding(self.name, "instruction_override", lo, hi, round(p, 3),
+                        "override detector")]
 
     def _mark_folded(self, f: Finding, text: str) -> Finding:
         span = text[f.start : f.end]

@@ -46,9 +46,12 @@ def email_findings(name: str, text: str) -> list[Finding]:
                 local
                 and lead not in (":", "/")  # user:password@host in a URL, not a mailbox
                 and local.lower() not in _NOT_MAILBOX
-                and not domain.endswith(_RESERVED_DOMAINS)
             ):
-                out.append(Finding(name, "email", at - len(local), dm.end(), 0.95))
+                # A documentation domain is still an address someone typed (issue 15):
+                # reported like any other, and named so a reader can allow-list it.
+                doc = "documentation domain (RFC 2606)" if domain.endswith(
+                    _RESERVED_DOMAINS) else ""
+                out.append(Finding(name, "email", at - len(local), dm.end(), 0.95, doc))
         at = text.find("@", at + 1)
     return out
 

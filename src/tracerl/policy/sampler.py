@@ -1,7 +1,8 @@
 """Batched token sampling with a KV cache, for the transformers backend.
 
-Contexts of different lengths are left-padded into one batch and prefilled together;
-decoding then feeds one token per live row. Rows that finish (a stop token, a completed
+Contexts of different lengths are left-padded into one batch and prefilled together
+(identical contexts once, their cache rows repeated); decoding then feeds one token per
+live row. Rows that finish (a stop token, a completed
 stop string or their own token budget) are dropped from the batch and the cache, so
 short turns do not pay for long ones.
 
@@ -21,12 +22,13 @@ recomputes (behaviour logprobs for importance ratios).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from tracerl.policy.sampling import Sample, SamplingParams
+from tracerl.policy.weights import load_named
 
 
 def _choose(logits: torch.Tensor, p: SamplingParams,
@@ -66,6 +68,14 @@ def cache_kwarg(model: PreTrainedModel) -> str:
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     params = inspect.signature(base.forward).parameters
     return "cache" if "cache" in params else "past_key_values"
+
+
+def last_logits_kwargs(model: PreTrainedModel) -> dict[str, int]:
+    """Ask the prefill for the last position's logits only, where the model can: a
+    49k-wide vocabulary makes logits at every prompt position a fifth of the prefill."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    params = inspect.signature(base.forward).parameters
+    return {"logits_to_keep": 1} if "logits_to_keep" in params else {}
 
 
 class StopText:
@@ -111,9 +121,15 @@ class TransformersSampler:
         self.tokenizer = tokenizer
         self._stop_text: dict[tuple[str, ...], StopText] = {}
         self.cache_arg = cache_kwarg(model)
+        self.prefill_kwargs = last_logits_kwargs(model)
         self.generator: torch.Generator | None = None
         if seed is not None:
             self.generator = torch.Generator().manual_seed(seed)
+
+    def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
+        """Weight sync (tracerl.policy.sampling.WeightSync): copy the learner's trained
+        tensors into this sampler's model, between two `generate` calls."""
+        load_named(self.model, weights)
 
     @torch.no_grad()
     def generate(self, contexts: list[list[int]], params: SamplingParams,
@@ -158,12 +174,20 @@ class TransformersSampler:
             if stop_text is None:
                 stop_text = StopText(self.tokenizer, params.stop_strings)
                 self._stop_text[params.stop_strings] = stop_text
-        ids, mask = _left_pad(contexts, self.pad_id, device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, T)
+        # Identical contexts (a group's first turn: G samples of one prompt) are
+        # prefilled once and their cache rows repeated.
+        index: dict[tuple[int, ...], int] = {}
+        row_of = [index.setdefault(tuple(c), len(index)) for c in contexts]
+        ids, mask = _left_pad([list(c) for c in index], self.pad_id, device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (U, T)
         cache = DynamicCache()
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                         use_cache=True, **{self.cache_arg: cache})
-        logits = out.logits[:, -1]  # (B, V)
+                         use_cache=True, **{self.cache_arg: cache}, **self.prefill_kwargs)
+        logits = out.logits[:, -1]  # (U, V)
+        if len(index) < len(contexts):
+            g = torch.tensor(row_of, device=device)
+            cache.batch_select_indices(g)
+            logits, mask, positions = logits[g], mask[g], positions[g]  # (B, ...)
         samples = [Sample([], [], "length") for _ in contexts]
         live = list(range(len(contexts)))  # row r of the batch is sample live[r]
         pos = positions[:, -1:]  # (B, 1)

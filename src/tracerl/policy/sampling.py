@@ -8,8 +8,9 @@ elsewhere (vLLM, a remote server) are others. Nothing here imports torch.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -52,4 +53,20 @@ class Sampler(Protocol):
         """Continue every context until a stop id, a completed stop string or its own
         token budget (`budgets[i]`, default `params.max_new_tokens`); one Sample per
         context, in order."""
+        ...
+
+
+@runtime_checkable
+class WeightSync(Protocol):
+    """A Sampler whose weights the learner replaces after each update (async training).
+
+    The learner sends `(name, tensor)` pairs named as its model's `named_parameters()`
+    (only the trained ones: with LoRA, the adapter). The call comes between two
+    `generate` calls, never during one, so an episode in flight simply samples its next
+    turn with the new weights. An engine that holds the policy elsewhere (vLLM, a server)
+    implements it by loading the tensors into its own copy (vLLM: `model.load_weights`).
+    """
+
+    def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
+        """Copy the named tensors into the sampler's model (unknown names are an error)."""
         ...

@@ -23,6 +23,7 @@ _EXPORTS = {
     "extract_answer": "tracerl.rewards.extract",
     "extract_code": "tracerl.rewards.extract",
     "math_answer": "tracerl.rewards.math",
+    "math_answer_batch": "tracerl.rewards.math",
     "parse_tests": "tracerl.rewards.testspec",
     "resolve_reward": "tracerl.rewards.audit",
     "trl_reward_func": "tracerl.rewards.trl",

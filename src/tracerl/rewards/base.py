@@ -7,6 +7,7 @@ counted, never scored as 0 (an infrastructure error is not a wrong answer).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -38,3 +39,16 @@ class Reward(Protocol):
     name: str
 
     def __call__(self, trajectory: Trajectory) -> float | None: ...
+
+
+@runtime_checkable
+class BatchReward(Reward, Protocol):
+    """A Reward that can also score many trajectories at once, cheaper than one by one
+    (one sandboxed session for a whole rollout batch, as MathAnswerReward does).
+
+    `batch(ts)[i]` must equal `reward(ts[i])`. The rollout runner calls `batch` once per
+    rollout batch when a Reward offers it; if `batch` raises, it scores the trajectories
+    one by one instead, so a failure stays contained to the trajectory that caused it.
+    """
+
+    def batch(self, trajectories: Sequence[Trajectory]) -> list[float | None]: ...

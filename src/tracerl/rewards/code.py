@@ -20,14 +20,17 @@ marks to `os._exit(0)`. Here nothing the candidate can forge is believed:
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterator
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
 from tracerl.rewards.base import RewardResult
 from tracerl.rewards.extract import extract_code
-from tracerl.rewards.remote import CandidateCrashed, CandidateRPC
+from tracerl.rewards.pipeline import SLOT, PipelinedCall, pipelined_call
+from tracerl.rewards.remote import CandidateCrashed, CandidateRPC, Outcome, RemoteObject
 from tracerl.rewards.testspec import IOCase, SourceCase, TestPlan, parse_tests
-from tracerl.sandbox import ExecResult, Limits, SandboxPool, default_pool
+from tracerl.sandbox import ExecResult, Limits, SandboxPool, _wire, default_pool
 from tracerl.types import Trajectory
 
 MAX_SESSION_S = 600.0
@@ -105,8 +108,7 @@ def _run_source(candidate: str, plan: TestPlan, pool: SandboxPool, timeout_s: fl
                             {"error": "candidate did not load", "stderr": _stderr(results)})
     namespace = _namespace(names, plan)
     passed, report = 0, []
-    for case in plan.source:
-        ok, why = _run_case(case, namespace)
+    for case, ok, why in _run_cases(plan, namespace, rpc):
         if not case.setup:
             passed += ok
             report.append({"case": case.name, "passed": ok, "why": why})
@@ -127,9 +129,69 @@ def _namespace(names: dict[str, Any], plan: TestPlan) -> dict[str, Any]:
     return ns
 
 
-def _run_case(case: SourceCase, namespace: dict[str, Any]) -> tuple[bool, str]:
+def _run_cases(plan: TestPlan, namespace: dict[str, Any],
+               rpc: CandidateRPC) -> Iterator[tuple[SourceCase, bool, str]]:
+    """Every case in order; runs of independent asserts get their candidate calls in one
+    pipelined round trip first (tracerl.rewards.pipeline), the rest one call at a time."""
+    callables = frozenset(n for n, v in namespace.items() if isinstance(v, RemoteObject))
+    cases, i = plan.source, 0
+    while i < len(cases):
+        run: list[tuple[SourceCase, PipelinedCall]] = []
+        while i + len(run) < len(cases):
+            call = pipelined_call(cases[i + len(run)], plan.free_names)
+            if call is None or call.func not in callables:
+                break
+            run.append((cases[i + len(run)], call))
+        if len(run) < 2:  # nothing to save on a single call
+            yield cases[i], *_run_case(cases[i], namespace)
+            i += 1
+            continue
+        outcomes = _prefetch(run, namespace, rpc)
+        for (case, call), outcome in zip(run, outcomes, strict=True):
+            if outcome is None:  # not sent (its arguments failed) or after a crash
+                yield case, *_run_case(case, namespace)
+            else:
+                yield case, *_run_case(case, {**namespace, SLOT: outcome}, call.check)
+        i += len(run)
+
+
+def _prefetch(run: list[tuple[SourceCase, PipelinedCall]], namespace: dict[str, Any],
+              rpc: CandidateRPC) -> list[Outcome | None]:
+    """One pipelined request per function for the run's calls, in the run's order: the
+    run is split where the function changes, so calls still reach the candidate in the
+    order the asserts make them. None for a case whose call was not made."""
+    out: list[Outcome | None] = [None] * len(run)
+    start = 0
+    while start < len(run):
+        func = run[start][1].func
+        end = start
+        while end < len(run) and run[end][1].func == func:
+            end += 1
+        sent, calls = [], []
+        for k in range(start, end):
+            try:  # arguments that fail to evaluate or encode fail in the case itself
+                args, kwargs = eval(run[k][1].arguments, namespace)
+                _wire.encode((args, kwargs))
+            except Exception:
+                continue
+            sent.append(k)
+            calls.append((args, kwargs))
+        try:
+            got = rpc.map(func, calls) if calls else []
+        except CandidateCrashed:  # too many restarts: the cases fail one by one
+            got = []
+        for k, outcome in zip(sent, got, strict=False):
+            out[k] = outcome
+        if len(got) < len(calls):  # a crash ended the stream: the rest run one by one
+            return out
+        start = end
+    return out
+
+
+def _run_case(case: SourceCase, namespace: dict[str, Any],
+              code: CodeType | None = None) -> tuple[bool, str]:
     try:
-        exec(case.compiled, namespace)
+        exec(code or case.compiled, namespace)
         return True, ""
     except CandidateCrashed as exc:
         return False, f"candidate crashed: {exc}"

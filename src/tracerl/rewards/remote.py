@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from tracerl.sandbox import Limits, SandboxPool, Session, _wire
@@ -44,6 +45,19 @@ def _exception_for(name: str, msg: str) -> Exception:
         except Exception:  # some built-ins need special constructor arguments
             pass
     return CandidateError(f"{name}: {msg}")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one pipelined call gave: its value, or the exception to raise in its place."""
+
+    value: Any
+    error: BaseException | None = None
+
+    def __call__(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
 
 
 class CandidateRPC:
@@ -83,6 +97,26 @@ class CandidateRPC:
         if reply is None:
             raise CandidateCrashed("candidate process died or timed out")
         return self._value(reply)
+
+    def map(self, func: str, calls: list[tuple[tuple[Any, ...], dict[str, Any]]]
+            ) -> list[Outcome]:
+        """Call candidate function `func` once per (args, kwargs), in order, in one
+        pipelined request. Returns one Outcome per call that was answered, and a crash
+        outcome for the call that hung or killed the process, where it stops (the calls
+        after it were never made; the next request starts a fresh session)."""
+        session = self._live()
+        wire = [{"args": _arg(self, args), "kwargs": _arg(self, kwargs)} for args, kwargs in calls]
+        out: list[Outcome] = []
+        msg = {"op": "map", "target": {"global": func}, "calls": wire}
+        for reply in session.stream(msg, len(wire), self.call_timeout_s):
+            if reply is None:
+                out.append(Outcome(None, CandidateCrashed("candidate process died or timed out")))
+                break
+            try:
+                out.append(Outcome(self._value(reply)))
+            except (Exception, CandidateCrashed) as exc:
+                out.append(Outcome(None, exc))
+        return out
 
     def _value(self, reply: Any) -> Any:
         """The value of a reply, or the candidate's exception raised as ours."""

@@ -4,8 +4,9 @@ TRL calls `reward_func(prompts, completions, completion_ids, **dataset_columns)`
 reads a list of floats, where None skips the sample. We build a minimal Trajectory
 per sample (a Task from the prompt and the dataset columns, one Turn whose
 action_text is the completion, with empty token ids), call the Reward, and return
-its score. A reward that raises is contained: the sample gets None and the failure
-is logged and counted on the function (`.failures`), never a crash of the step.
+its score (a Reward with a `batch` method scores all samples of the call at once). A
+reward that raises is contained: the sample gets None and the failure is logged and
+counted on the function (`.failures`), never a crash of the step.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tracerl.rewards.base import Reward
+from tracerl.rewards.base import BatchReward, Reward
 from tracerl.types import Message, Task, Trajectory, Turn
 
 log = logging.getLogger(__name__)
@@ -72,12 +73,32 @@ def trl_reward_func(reward: Reward, *, max_workers: int = 8) -> TrlRewardFunc:
                 log.exception("reward %s failed on sample %d", _name(reward), i)
                 return None
 
+        if isinstance(reward, BatchReward):
+            batch = _batch(reward, prompts, completions, per_sample)
+            if batch is not None:
+                return batch
         with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(prompts)))) as ex:
             return list(ex.map(score, range(len(prompts))))
 
     reward_func.__name__ = _name(reward)
     reward_func.failures = 0  # type: ignore[attr-defined]
     return reward_func
+
+
+def _batch(reward: BatchReward, prompts: Sequence[Any], completions: Sequence[Any],
+           per_sample: list[dict[str, Any]]) -> list[float | None] | None:
+    """All samples in one `batch` call; None (score one by one) if that call failed."""
+    try:
+        trajs = [trajectory_from_sample(p, c, cols, i)
+                 for i, (p, c, cols) in enumerate(zip(prompts, completions, per_sample,
+                                                      strict=True))]
+        scores = reward.batch(trajs)
+        if len(scores) != len(trajs):
+            raise ValueError(f"batch returned {len(scores)} scores for {len(trajs)} samples")
+        return [None if s is None else float(s) for s in scores]
+    except Exception:
+        log.exception("reward %s: batch scoring failed; scoring one by one", _name(reward))
+        return None
 
 
 def _name(reward: Any) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from tracerl.envs.base import Env, EnvFactory, StepResult, tool_schemas
 from tracerl.policy.sampling import Sample, Sampler, SamplingParams
-from tracerl.rewards.base import Reward
+from tracerl.rewards.base import BatchReward, Reward
 from tracerl.rewards.compose import as_reward
 from tracerl.rollout.config import RolloutConfig
 from tracerl.rollout.render import ChatRenderer
@@ -59,6 +59,8 @@ class _Episode:
     messages: list[Message]
     context: list[int]
     live: bool = True
+    version: int = 0
+    """The policy version of the sampler's weights for the next turn."""
 
     @property
     def used(self) -> int:
@@ -152,7 +154,8 @@ class RolloutRunner:
                      cfg: RolloutConfig) -> list[Group]:
         while any(ep.live for ep in episodes):
             await self._advance([ep for ep in episodes if ep.live], cfg)
-        await asyncio.gather(*(self._finish(ep) for ep in episodes))
+        await asyncio.gather(*(self._close(ep) for ep in episodes))
+        self._judge([ep.trajectory for ep in episodes])
         self.stats.trajectories = len(episodes)
         groups = []
         for g, task in enumerate(tasks):
@@ -201,9 +204,10 @@ class RolloutRunner:
         prompt = self.renderer.prompt_ids(messages, tools)
         traj = Trajectory(task=task, prompt_ids=prompt, group_index=group,
                           sample_index=sample, policy_version=version, tools=tools)
-        return _Episode(env, traj, list(messages), list(prompt))
+        return _Episode(env, traj, list(messages), list(prompt), version=version)
 
-    async def _advance(self, live: list[_Episode], cfg: RolloutConfig) -> None:
+    def _sample(self, live: list[_Episode], cfg: RolloutConfig) -> list[Sample]:
+        """One batched sampler call for the next action of every episode in `live`."""
         budgets = [min(cfg.max_turn_tokens, cfg.max_response_tokens - ep.used) for ep in live]
         params = SamplingParams(cfg.temperature, cfg.top_p, cfg.max_turn_tokens, self.stop_ids,
                                 self.renderer.stop_strings)
@@ -211,6 +215,10 @@ class RolloutRunner:
         # On this thread, not asyncio.to_thread: see the module docstring.
         samples = self.sampler.generate([ep.context for ep in live], params, budgets)
         self.stats.sample_seconds += time.perf_counter() - t0
+        return samples
+
+    async def _advance(self, live: list[_Episode], cfg: RolloutConfig) -> None:
+        samples = self._sample(live, cfg)
         t0 = time.perf_counter()
         await asyncio.gather(*(self._step(ep, s, cfg)
                                for ep, s in zip(live, samples, strict=True)))
@@ -221,7 +229,8 @@ class RolloutRunner:
         text = self.renderer.decode(sample.ids)
         turn = Turn(action_ids=sample.ids, action_logprobs=sample.logprobs, action_text=text,
                     text=self.renderer.readable(sample.ids), started_at=started,
-                    info={"content": self.renderer.content_of(text), "finish": sample.finish})
+                    info={"content": self.renderer.content_of(text), "finish": sample.finish},
+                    policy_version=ep.version)
         ep.trajectory.turns.append(turn)
         ep.context.extend(sample.ids)
         self.stats.sampled_tokens += len(sample.ids)
@@ -264,22 +273,50 @@ class RolloutRunner:
         self.stats.env_errors += 1
         self.stats.errors.append(detail)
 
-    async def _finish(self, ep: _Episode) -> None:
-        traj = ep.trajectory
+    async def _close(self, ep: _Episode) -> None:
         try:
             await ep.env.close()
         except Exception as e:
             self.stats.errors.append(f"env.close raised {type(e).__name__}: {e}")
-        if traj.status is Status.ERROR:
-            traj.outcome_reward = None
-        else:
-            try:
-                traj.outcome_reward = self.reward(traj)
-            except Exception as e:  # an unjudgeable sample is masked, never scored 0
+
+    def _judge(self, trajectories: list[Trajectory]) -> None:
+        """Outcome rewards for finished trajectories: one `batch` call for all of them when
+        the Reward offers one (a sandboxed checker then starts once, not once per sample),
+        else one call each. Failed rollouts are not judged."""
+        judged = [t for t in trajectories if t.status is not Status.ERROR]
+        scores = self._batch_scores(judged) if isinstance(self.reward, BatchReward) else None
+        for i, traj in enumerate(judged):
+            traj.outcome_reward = scores[i] if scores is not None else self._score(traj)
+        for traj in trajectories:
+            if traj.status is Status.ERROR:
                 traj.outcome_reward = None
-                traj.error = f"reward {self.reward.name} raised {type(e).__name__}: {e}"
-                self.stats.reward_errors += 1
-                self.stats.errors.append(traceback.format_exc())
+            self._settle(traj)
+
+    def _batch_scores(self, judged: list[Trajectory]) -> list[float | None] | None:
+        """The batch's scores, or None (score one by one) when `batch` failed."""
+        if not judged:
+            return []
+        try:
+            scores = list(self.reward.batch(judged))  # type: ignore[attr-defined]
+            if len(scores) != len(judged):
+                raise ValueError(f"batch returned {len(scores)} scores for {len(judged)} "
+                                 "trajectories")
+            return scores
+        except Exception as e:  # contained: retried per trajectory, which isolates the cause
+            self.stats.errors.append(f"reward {self.reward.name}.batch raised "
+                                     f"{type(e).__name__}: {e}; scoring one by one")
+            return None
+
+    def _score(self, traj: Trajectory) -> float | None:
+        try:
+            return self.reward(traj)
+        except Exception as e:  # an unjudgeable sample is masked, never scored 0
+            traj.error = f"reward {self.reward.name} raised {type(e).__name__}: {e}"
+            self.stats.reward_errors += 1
+            self.stats.errors.append(traceback.format_exc())
+            return None
+
+    def _settle(self, traj: Trajectory) -> None:
         traj.reward_parts[self.reward.name] = traj.outcome_reward
         penalty = sum(r.guard_penalty for t in traj.turns for r in t.tool_results)
         if self.guard_penalty and penalty and traj.outcome_reward is not None:

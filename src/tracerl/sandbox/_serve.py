@@ -9,6 +9,11 @@ Requests: {"op": OP, "target": {"global": NAME} | {"ref": ID}, ...}. OPs: names 
 the candidate's top-level names), call, getattr, len, iter, getitem, contains, str,
 repr, bool. Replies: {"ok": true, "value": ENCODED} or {"ok": false, "exc": TYPE,
 "msg": TEXT}. Non-plain results come back as references the parent can call again.
+
+One request is pipelined: {"op": "map", "target": ..., "calls": [{"args": ENCODED,
+"kwargs": ENCODED}, ...]} calls the target once per entry, in order, and sends one
+reply per call as soon as it returns. The parent reads each with its own deadline, so a
+call that hangs is still caught alone, while n calls cost one round trip, not n.
 """
 
 from __future__ import annotations
@@ -92,6 +97,19 @@ def _answer(req: dict, glb: dict, refs: _Refs) -> dict:
         return {"ok": False, "exc": type(exc).__name__, "msg": str(exc)[:2000]}
 
 
+def _map(req: dict, glb: dict, refs: _Refs, sock: socket.socket) -> None:
+    """Answer a pipelined `map` request: one reply per call, sent as each returns."""
+    calls = req.get("calls")
+    if type(calls) is not list:
+        _wire.send_msg(sock, {"ok": False, "exc": "ValueError", "msg": "map needs calls"})
+        return
+    for call in calls:
+        one = {"op": "call", "target": req.get("target")}
+        if type(call) is dict:
+            one.update(args=call.get("args", {"t": []}), kwargs=call.get("kwargs", {"d": []}))
+        _wire.send_msg(sock, _answer(one, glb, refs))
+
+
 def serve(sock: socket.socket, glb: dict, *, load_error: int) -> None:
     """Answer requests until the parent closes the socket. The hello carries the
     answer to a `names` request, saving the parent one round trip."""
@@ -104,4 +122,7 @@ def serve(sock: socket.socket, glb: dict, *, load_error: int) -> None:
         req, _ = _wire.recv_msg(sock)
         if req is None:
             return
-        _wire.send_msg(sock, _answer(req, glb, refs))
+        if type(req) is dict and req.get("op") == "map":
+            _map(req, glb, refs, sock)
+        else:
+            _wire.send_msg(sock, _answer(req, glb, refs))

@@ -131,6 +131,9 @@ def setup(cfg: dict) -> dict:
     try:
         for module in cfg.get("preload", ()):
             __import__(module)
+        module = "<warmup>"
+        if cfg.get("warmup"):  # trusted code; forks inherit the caches it fills
+            exec(compile(cfg["warmup"], module, "exec"), {"__name__": "__warmup__"})
     except Exception as exc:  # reported; the parent refuses such a worker
         layers["preload_error"] = f"{module}: {type(exc).__name__}: {exc}"
     if cfg.get("private_root"):

@@ -52,7 +52,7 @@ class _Worker:
     """One warm worker process and the parent's end of its control socket."""
 
     def __init__(self, isolation: Isolation, limits: Limits, tmp_mb: int,
-                 preload: tuple[str, ...]) -> None:
+                 preload: tuple[str, ...], warmup: str = "") -> None:
         parent, child = socket.socketpair()
         prefix = unshare_prefix()
         self.cgroup = PidsCgroup.create(limits.max_procs + 4)
@@ -70,7 +70,8 @@ class _Worker:
         self.sock.settimeout(START_TIMEOUT_S)
         cfg = {"private_root": bool(prefix) and namespace_support()[0]["mount_ns"],
                "binds": sandbox_binds(),
-               "masks": sandbox_masks(), "tmp_mb": tmp_mb, "preload": list(preload)}
+               "masks": sandbox_masks(), "tmp_mb": tmp_mb, "preload": list(preload),
+               "warmup": warmup}
         why = "no ready message"
         try:
             _wire.send_msg(self.sock, cfg)
@@ -156,6 +157,7 @@ class SandboxPool:
         limits: Limits | None = None,
         tmp_mb: int = 256,
         preload: tuple[str, ...] = (),
+        warmup: str = "",
     ) -> None:
         if workers < 1:
             raise ValueError(f"SandboxPool.workers must be >= 1, got {workers}")
@@ -166,6 +168,9 @@ class SandboxPool:
         self.tmp_mb = tmp_mb
         self.preload = tuple(preload)
         """Modules every worker imports once at start, so runs fork them ready-made."""
+        self.warmup = warmup
+        """Trusted code every worker runs once after the preloads, so that runs fork the
+        caches it fills (math-verify's parser is slow on its first answer)."""
         self._idle: queue.Queue[_Worker | None] = queue.Queue()
         self._lock = threading.Lock()
         self._closed = False
@@ -183,7 +188,7 @@ class SandboxPool:
             log.warning(msg)
 
     def _spawn(self) -> _Worker:
-        return _Worker(self.isolation, self.limits, self.tmp_mb, self.preload)
+        return _Worker(self.isolation, self.limits, self.tmp_mb, self.preload, self.warmup)
 
     @property
     def missing_isolation(self) -> tuple[str, ...]:

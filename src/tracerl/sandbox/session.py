@@ -11,6 +11,7 @@ directly over a socket pair, and the worker's report is collected at `close()`.
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 from tracerl.sandbox import _wire
@@ -66,6 +67,27 @@ class Session:
             self._fail()
             return None
         return self._recv(timeout_s)
+
+    def stream(self, msg: dict[str, Any], replies: int,
+               timeout_s: float) -> Iterator[dict[str, Any] | None]:
+        """Send one pipelined request and yield its `replies` replies as they arrive,
+        each within its own `timeout_s`. A None means the child died, hung or broke the
+        protocol on that reply; it is the last thing yielded (the child is killed)."""
+        if not self.alive:
+            yield None
+            return
+        try:
+            self._sock.settimeout(timeout_s)
+            _wire.send_msg(self._sock, msg)
+        except OSError:
+            self._fail()
+            yield None
+            return
+        for _ in range(replies):
+            reply = self._recv(timeout_s)
+            yield reply
+            if reply is None:
+                return
 
     def close(self) -> ExecResult:
         """End the child (EOF on its socket) and return how its run ended."""

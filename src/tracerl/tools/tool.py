@@ -9,11 +9,13 @@ instead of an exception deep inside the tool.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import re
 import types
 import typing
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +111,12 @@ def _check_value(name: str, value: Any, annotation: Any) -> Any:
     return value
 
 
+TOOL_THREADS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="tracerl-tool")
+"""Where sync tools run. asyncio's default pool has min(32, cores + 4) threads (6 on two
+cores), so 64 episodes calling a blocking API would queue; a tool's timeout still
+applies (ToolEnvConfig.tool_timeout_s), though Python cannot kill the thread it leaves."""
+
+
 @dataclass(frozen=True)
 class Tool:
     """A callable the agent may invoke, with its JSON schema."""
@@ -147,11 +155,12 @@ class Tool:
         return {k: _check_value(k, v, self.hints[k]) for k, v in arguments.items()}
 
     async def acall(self, arguments: dict[str, Any]) -> Any:
-        """Call with validated arguments; sync tools run in a worker thread."""
+        """Call with validated arguments; sync tools run in the tool thread pool."""
         args = self.validate(arguments)
         if inspect.iscoroutinefunction(self.fn):
             return await self.fn(**args)
-        result = await asyncio.to_thread(self.fn, **args)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(TOOL_THREADS, functools.partial(self.fn, **args))
         if inspect.isawaitable(result):
             return await typing.cast(Awaitable[Any], result)
         return result

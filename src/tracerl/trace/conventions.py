@@ -48,6 +48,9 @@ RL_TURN_INDEX, RL_TURN_REWARD = "rl.turn.index", "rl.turn.reward"
 # span cost), while a string is checked once. See benchmarks/trace.py.
 RL_ACTION_IDS, RL_ACTION_LOGPROBS = "rl.turn.action_ids", "rl.turn.action_logprobs"
 RL_OBSERVATION_IDS, RL_OBSERVATIONS = "rl.turn.observation_ids", "rl.turn.observations"
+RL_ACTION_ADVANTAGES = "rl.turn.action_advantages"
+"""The advantage of each action token of the turn (JSON array; absent when the
+trajectory was not trained on). Observation tokens carry 0 by construction."""
 RL_TURN_INFO = "rl.turn.info"
 RL_PROMPT_IDS = "rl.prompt_ids"
 RL_TASK_ID, RL_TASK_MESSAGES = "rl.task.id", "rl.task.messages"

@@ -13,8 +13,8 @@ start/end times in ns), so a trace shows when things happened during the rollout
 when tracing ran. TOOL spans are siblings of the LLM span of their turn, because tools
 run after generation ends; `rl.turn.index` ties them to the turn.
 
-Everything needed to rebuild the Trajectory (token ids, logprobs, tool outputs, task)
-is stored too, so a changed reward can be replayed on the trace (see replay.py).
+Everything needed to rebuild the Trajectory (token ids, logprobs, advantages, tool
+outputs, task) is stored too, so a changed reward can be replayed on the trace (see replay.py).
 """
 
 from __future__ import annotations
@@ -66,8 +66,10 @@ def emit_trajectory(
     parent = otel.set_span_in_context(root)
     history = list(traj.task.messages)
     prompt_tokens = len(traj.prompt_ids)
+    turn_advantages = traj.turn_advantages()
     for i, turn in enumerate(traj.turns):
-        _emit_turn(tracer, parent, ctx, i, turn, history, prompt_tokens, now)
+        _emit_turn(tracer, parent, ctx, i, turn, history, prompt_tokens, now,
+                   turn_advantages[i] if turn_advantages else None)
         history.append(assistant_message(turn))
         history.extend(turn.observations)
         prompt_tokens += len(turn.action_ids) + len(turn.observation_ids)
@@ -131,7 +133,8 @@ def _child(tracer: otel.Tracer, parent: Any, name: str, attrs: dict[str, Any],
 
 
 def _emit_turn(tracer: otel.Tracer, parent: Any, ctx: RunContext, index: int, turn: Turn,
-               history: list[Message], prompt_tokens: int, now: int) -> None:
+               history: list[Message], prompt_tokens: int, now: int,
+               advantages: list[float] | None) -> None:
     start, end = to_ns(turn.started_at, now), to_ns(turn.ended_at, now)
     output = assistant_message(turn)
     attrs: dict[str, Any] = {
@@ -144,11 +147,14 @@ def _emit_turn(tracer: otel.Tracer, parent: Any, ctx: RunContext, index: int, tu
         c.RL_OBSERVATION_IDS: c.ids_json(turn.observation_ids),
         c.RL_OBSERVATIONS: c.messages_to_json(turn.observations),
         c.RL_TURN_INFO: c.dumps(turn.info),
+        c.RL_POLICY_VERSION: turn.policy_version,
     }
     if ctx.model_name:
         attrs[c.MODEL_NAME] = ctx.model_name
     if turn.reward is not None:
         attrs[c.RL_TURN_REWARD] = float(turn.reward)
+    if advantages is not None:
+        attrs[c.RL_ACTION_ADVANTAGES] = c.ids_json(advantages)
     attrs.update(c.message_attributes(c.INPUT_MESSAGES, history))
     attrs.update(c.message_attributes(c.OUTPUT_MESSAGES, [output]))
     _child(tracer, parent, f"turn {index}", attrs, start).end(end_time=end)

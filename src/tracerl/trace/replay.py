@@ -4,8 +4,9 @@ A reward is a function of the trajectory; the trace keeps everything it reads (t
 token ids, action text, tool calls and recorded tool outputs, statuses). So "how would
 my changed reward have scored last week's rollouts?" needs no model and no tools:
 rebuild each trajectory from its spans and apply the new Reward.
-Advantages are not stored per token (only their mean), so rebuilt trajectories have
-`advantages=None`.
+Advantages are stored per action token (`rl.turn.action_advantages`) and rebuilt with
+0 on observation tokens, as credit writes them; a trajectory that was never trained on
+(or was recorded before they were stored) is rebuilt with `advantages=None`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def _turn(span: SpanRecord, tools: list[SpanRecord]) -> Turn:
         reward=a.get(c.RL_TURN_REWARD),
         info=json.loads(a.get(c.RL_TURN_INFO, "{}")),
         started_at=_seconds(span.start_ns), ended_at=_seconds(span.end_ns),
+        policy_version=int(a.get(c.RL_POLICY_VERSION, 0)),
     )
 
 
@@ -60,6 +62,7 @@ def trajectory_from_spans(spans: Sequence[SpanRecord]) -> Trajectory:
     tools = [s for s in spans if s.kind == c.TOOL]
     turns = [_turn(s, [t for t in tools if t.attributes.get(c.RL_TURN_INDEX) == i])
              for i, s in enumerate(llm)]
+    advantages = _advantages(llm, turns)
     task = Task(id=a.get(c.RL_TASK_ID, ""),
                 messages=tuple(c.messages_from_json(a.get(c.RL_TASK_MESSAGES, "[]"))),
                 answer=json.loads(a.get(c.RL_TASK_ANSWER, "null")),
@@ -72,7 +75,19 @@ def trajectory_from_spans(spans: Sequence[SpanRecord]) -> Trajectory:
                  if k.startswith(c.RL_METRIC_PREFIX)},
         group_index=a.get(c.RL_GROUP, 0), sample_index=a.get(c.RL_SAMPLE, 0),
         policy_version=a.get(c.RL_POLICY_VERSION, 0), error=a.get(c.RL_ERROR),
+        advantages=advantages,
     )
+
+
+def _advantages(llm: Sequence[SpanRecord], turns: Sequence[Turn]) -> list[float] | None:
+    """Response-aligned advantages from each turn's action advantages (0 on observations)."""
+    if not turns or any(c.RL_ACTION_ADVANTAGES not in s.attributes for s in llm):
+        return None
+    out: list[float] = []
+    for span, turn in zip(llm, turns, strict=True):
+        out.extend(json.loads(span.attributes[c.RL_ACTION_ADVANTAGES]))
+        out.extend([0.0] * len(turn.observation_ids))
+    return out
 
 
 def load_trajectory(store: TraceStore, trace_id: str) -> Trajectory:

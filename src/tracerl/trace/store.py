@@ -3,8 +3,12 @@
 Spans land in `spans` (one row each, attributes as JSON). Two small index tables are
 filled from the same spans as they arrive, so the questions asked most often are
 plain indexed queries: `trajectories` (one row per AGENT span: run, step, group,
-reward, status) and `tool_calls` (one row per TOOL span). The writer is
-`SQLiteSpanExporter` (sqlite_exporter.py); this module reads.
+reward, status) and `tool_calls` (one row per TOOL span). Spans are indexed by kind too,
+and tool calls by trace, for the viewer's filters (trace/query.py: "which trajectories
+had a guard decision or a failed tool call" stays an index lookup over thousands of
+trajectories). The indexes are created when a store is opened, so an older store gets
+them the first time a reader or writer opens it. The writer is `SQLiteSpanExporter`
+(sqlite_exporter.py); this module reads.
 
 WAL lets readers (the CLI, evals, a viewer) open the file while training writes it, and
 each exported batch is one transaction: a process killed mid-write loses at most the
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +33,7 @@ CREATE TABLE IF NOT EXISTS spans (
 );
 CREATE INDEX IF NOT EXISTS spans_trace ON spans(trace_id);
 CREATE INDEX IF NOT EXISTS spans_session ON spans(session);
+CREATE INDEX IF NOT EXISTS spans_kind ON spans(kind, trace_id);
 CREATE TABLE IF NOT EXISTS trajectories (
     trace_id TEXT PRIMARY KEY, run TEXT, step INTEGER, group_index INTEGER,
     sample_index INTEGER, policy_version INTEGER, status TEXT, reward REAL,
@@ -38,6 +44,7 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     span_id TEXT PRIMARY KEY, trace_id TEXT NOT NULL, tool_name TEXT NOT NULL, ok INTEGER
 );
 CREATE INDEX IF NOT EXISTS tool_calls_name ON tool_calls(tool_name, trace_id);
+CREATE INDEX IF NOT EXISTS tool_calls_trace ON tool_calls(trace_id, ok);
 """
 
 STORE_FILENAME = "traces.sqlite"
@@ -126,10 +133,11 @@ class RunSummary:
     errors: int
 
 
+TRAJECTORY_COLUMNS = ("trace_id, run, step, group_index, sample_index, policy_version, "
+                      "status, reward, task_id, model, start_ns, end_ns")
+"""The `trajectories` index columns in TrajectorySummary's field order."""
 _SPAN_COLUMNS = ("trace_id, span_id, parent_id, name, kind, start_ns, end_ns, status_code, "
                  "status_message, attributes, events, resource, scope")
-_TRAJ_COLUMNS = ("trace_id, run, step, group_index, sample_index, policy_version, status, "
-                 "reward, task_id, model, start_ns, end_ns")
 
 
 def _span_from_row(row: tuple[Any, ...]) -> SpanRecord:
@@ -144,11 +152,13 @@ def _span_from_row(row: tuple[Any, ...]) -> SpanRecord:
 class TraceStore:
     """Queries over a trace store file (read side; safe while a writer is running)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, check_same_thread: bool = True):
+        """`check_same_thread=False` lets the connection move between threads (a server
+        whose handlers run on one thread at a time, but not always the same one)."""
         self.path = resolve_store_path(path)
         if not self.path.exists():
             raise FileNotFoundError(f"no trace store at {self.path}")
-        self._conn = connect(self.path)
+        self._conn = connect(self.path, check_same_thread=check_same_thread)
 
     def close(self) -> None:
         self._conn.close()
@@ -182,7 +192,7 @@ class TraceStore:
         if tool is not None:
             where.append("trace_id IN (SELECT trace_id FROM tool_calls WHERE tool_name = ?)")
             params.append(tool)
-        sql = f"SELECT {_TRAJ_COLUMNS} FROM trajectories"
+        sql = f"SELECT {TRAJECTORY_COLUMNS} FROM trajectories"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY run, step, group_index, sample_index, start_ns"
@@ -190,6 +200,10 @@ class TraceStore:
             sql += f" LIMIT {int(limit)}"
         rows = self._conn.execute(sql, params).fetchall()
         return [TrajectorySummary(*r) for r in rows]
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one query over the store's tables (query.py builds on this)."""
+        return self._conn.execute(sql, tuple(params)).fetchall()
 
     def resolve_trace_id(self, prefix: str) -> str:
         """A full trace id from a unique prefix (as the CLI shows short ids)."""

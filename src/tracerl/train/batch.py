@@ -7,7 +7,8 @@ on sampled action tokens; prompt, observation and padding columns are 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -25,18 +26,26 @@ class TokenBatch:
     loss_mask: torch.Tensor  # (B, L-1) 1 on action tokens (as predicted positions)
     old_logp: torch.Tensor  # (B, L-1) behaviour logprobs (0 off the mask)
     advantages: torch.Tensor  # (B, L-1) (0 off the mask)
+    prompt_lens: torch.Tensor | None = None
+    """(B,) tokens of each row's prompt (a group's rows share it); None: not known."""
 
     def to(self, device: torch.device | str) -> TokenBatch:
         return TokenBatch(*(t.to(device) for t in (
             self.input_ids, self.attention_mask, self.loss_mask, self.old_logp,
-            self.advantages)))
+            self.advantages)), prompt_lens=_maybe(self.prompt_lens, lambda t: t.to(device)))
 
     def __len__(self) -> int:
         return self.input_ids.shape[0]
 
     def select(self, idx: torch.Tensor) -> TokenBatch:
         return TokenBatch(self.input_ids[idx], self.attention_mask[idx], self.loss_mask[idx],
-                          self.old_logp[idx], self.advantages[idx])
+                          self.old_logp[idx], self.advantages[idx],
+                          _maybe(self.prompt_lens, lambda t: t[idx]))
+
+
+def _maybe(t: torch.Tensor | None, fn: Callable[[torch.Tensor], torch.Tensor]
+           ) -> torch.Tensor | None:
+    return None if t is None else fn(t)
 
 
 def collate(trajectories: Sequence[Trajectory], pad_id: int) -> TokenBatch:
@@ -63,7 +72,8 @@ def collate(trajectories: Sequence[Trajectory], pad_id: int) -> TokenBatch:
                 raise ValueError(f"trajectory {t.task.id}: {len(t.advantages)} advantages for "
                                  f"{resp} response tokens")
             adv[i, start : start + resp] = torch.tensor(t.advantages)
-    return TokenBatch(ids, attn, mask, old, adv)
+    plens = torch.tensor([len(t.prompt_ids) for t in trajectories])
+    return TokenBatch(ids, attn, mask, old, adv, plens)
 
 
 LOGITS_PER_CHUNK = 256 * 49_152
@@ -81,9 +91,62 @@ def _chunk_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.
     return picked - torch.logsumexp(logits, dim=-1)  # (N,)
 
 
+def _cache_kwarg(decoder: torch.nn.Module) -> str:
+    params = inspect.signature(decoder.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
+                          attention_mask: torch.Tensor, prompt_lens: torch.Tensor
+                          ) -> torch.Tensor | None:
+    """The decoder's last hidden states (B, L, H) with each distinct prompt run once.
+
+    Rows whose first `prompt_lens` tokens are equal (the G samples of a group) share one
+    prompt pass; its KV cache (with gradients) is repeated for them and only their
+    responses run per row. None when no prompt is shared or the cache cannot be used
+    (gradient checkpointing drops it).
+    """
+    rows, lens = input_ids.tolist(), prompt_lens.tolist()
+    index: dict[tuple[int, ...], int] = {}
+    group = [index.setdefault(tuple(r[:p]), len(index)) for r, p in zip(rows, lens, strict=True)]
+    if len(index) == len(rows) or min(lens) < 1 or (
+            getattr(decoder, "gradient_checkpointing", False) and decoder.training):
+        return None
+    device, length = input_ids.device, input_ids.shape[1]
+    width = max(len(p) for p in index)
+    prompt_ids = torch.zeros((len(index), width), dtype=torch.long)
+    prompt_mask = torch.zeros((len(index), width), dtype=torch.long)
+    for u, p in enumerate(index):
+        prompt_ids[u, width - len(p):] = torch.tensor(p)
+        prompt_mask[u, width - len(p):] = 1
+    prompt_ids, prompt_mask = prompt_ids.to(device), prompt_mask.to(device)
+    out = decoder(input_ids=prompt_ids, attention_mask=prompt_mask,
+                  position_ids=(prompt_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True)
+    cache = getattr(out, "cache", None)  # transformers >= 5 (`past_key_values` before)
+    if cache is None:
+        cache = getattr(out, "past_key_values", None)
+    if cache is None:
+        return None
+    g = torch.tensor(group, device=device)
+    cache.batch_select_indices(g)  # (U, ...) -> (B, ...); gradients flow back to the prompt
+    span = length - min(lens)  # response columns
+    pl = prompt_lens.to(device)
+    cols = pl[:, None] + torch.arange(span, device=device)[None]  # (B, C)
+    inside = cols < length
+    resp_ids = input_ids.gather(1, cols.clamp(max=length - 1)) * inside
+    resp_mask = attention_mask.gather(1, cols.clamp(max=length - 1)) * inside
+    out2 = decoder(input_ids=resp_ids, attention_mask=torch.cat([prompt_mask[g], resp_mask], 1),
+                   position_ids=cols, use_cache=True, **{_cache_kwarg(decoder): cache})
+    prompt_hidden, resp_hidden = out.last_hidden_state, out2.last_hidden_state
+    pieces = [torch.cat([prompt_hidden[u, width - p:], resp_hidden[i, :length - p]])
+              for i, (u, p) in enumerate(zip(group, lens, strict=True))]
+    return torch.stack(pieces)  # (B, L, H)
+
+
 def token_logprobs(model: PreTrainedModel, input_ids: torch.Tensor,
                    attention_mask: torch.Tensor, temperature: float = 1.0,
-                   chunk: int | None = None) -> torch.Tensor:
+                   chunk: int | None = None, *, where: torch.Tensor | None = None,
+                   prompt_lens: torch.Tensor | None = None) -> torch.Tensor:
     """log p(token j+1 | tokens <= j) for every position; (B, L) -> (B, L-1).
 
     `temperature` divides the logits, matching the distribution the sampler drew from.
@@ -93,14 +156,28 @@ def token_logprobs(model: PreTrainedModel, input_ids: torch.Tensor,
     backward pass (torch.utils.checkpoint), so float32 logits never exist for the whole
     batch: at most one chunk's. This assumes logits = lm_head(last hidden state), as in Llama,
     Qwen, Mistral and SmolLM2 (no final soft-capping or logit scaling).
+
+    `where` (B, L-1), when given, names the positions wanted (the loss mask): only they
+    are projected to the vocabulary, the rest are 0. `prompt_lens` (B,), when given, lets
+    rows with the same prompt share one pass over it (`_shared_prompt_hidden`). Neither
+    changes a wanted value beyond float rounding.
     """
     with autocast(model):
-        hidden = model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask,
-                                     use_cache=False).last_hidden_state  # (B, L, H)
+        decoder = model.get_decoder()
+        hidden = None
+        if prompt_lens is not None:
+            hidden = _shared_prompt_hidden(decoder, input_ids, attention_mask, prompt_lens)
+        if hidden is None:
+            hidden = decoder(input_ids=input_ids, attention_mask=attention_mask,
+                             use_cache=False).last_hidden_state  # (B, L, H)
         head = model.get_output_embeddings()
         b, length, width = hidden.shape
         flat = hidden[:, :-1].reshape(-1, width)  # (B*(L-1), H)
         targets = input_ids[:, 1:].reshape(-1)  # (B*(L-1),)
+        picked = None
+        if where is not None:
+            picked = where.reshape(-1).nonzero().squeeze(-1)  # (N,)
+            flat, targets = flat[picked], targets[picked]
         chunk = chunk or max(1, LOGITS_PER_CHUNK // head.weight.shape[0])
         recompute = flat.shape[0] > chunk and torch.is_grad_enabled() and (
             flat.requires_grad or any(p.requires_grad for p in head.parameters()))
@@ -112,6 +189,15 @@ def token_logprobs(model: PreTrainedModel, input_ids: torch.Tensor,
                                          use_reentrant=False))
             else:
                 pieces.append(_chunk_logprobs(head, h, t, temperature))
-    if not pieces:
-        return hidden.new_zeros((b, 0), dtype=torch.float32)
-    return torch.cat(pieces).view(b, length - 1)  # (B, L-1)
+    values = torch.cat(pieces) if pieces else hidden.new_zeros((0,), dtype=torch.float32)
+    if picked is not None:
+        values = values.new_zeros(b * (length - 1)).index_put((picked,), values)
+    return values.view(b, length - 1)  # (B, L-1)
+
+
+def batch_logprobs(model: PreTrainedModel, batch: TokenBatch,
+                   temperature: float = 1.0) -> torch.Tensor:
+    """`token_logprobs` of a TokenBatch where the loss needs them (its action tokens, 0
+    elsewhere), each group's prompt run once; (B, L-1)."""
+    return token_logprobs(model, batch.input_ids, batch.attention_mask, temperature,
+                          where=batch.loss_mask > 0, prompt_lens=batch.prompt_lens)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,9 @@ def set_rng_state(state: dict[str, Any], sampler_gen: torch.Generator | None) ->
 
 def save_checkpoint(run_dir: Path, policy: Policy, state: TrainerState,
                     optimizer: torch.optim.Optimizer | None,
-                    rng: dict[str, Any]) -> Path:
+                    rng: dict[str, Any], extras: Callable[[Path], None] | None = None) -> Path:
+    """Write a checkpoint atomically; `extras(directory)` adds files (the critic, the
+    async run's buffer) before it is renamed into place."""
     root = run_dir / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
     name = f"stage{state.stage_index}-step{state.rl_step:06d}"
@@ -77,6 +80,8 @@ def save_checkpoint(run_dir: Path, policy: Policy, state: TrainerState,
     policy.tokenizer.save_pretrained(str(tmp))
     torch.save({"state": asdict(state), "optimizer": optimizer.state_dict() if optimizer else None,
                 "rng": rng}, tmp / "trainer_state.pt")
+    if extras is not None:
+        extras(tmp)
     final = root / name
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)

@@ -12,13 +12,14 @@ import logging
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Literal
 
-from tracerl.algorithms.names import Advantage, KLEstimator, LossAgg, PolicyLoss
+from tracerl.algorithms.names import Advantage, ISLevel, KLEstimator, LossAgg, PolicyLoss
 from tracerl.envs.registry import families
 from tracerl.guard.config import GuardConfig
 from tracerl.policy.settings import LoraSettings, Precision
 from tracerl.policy.tiny import TinySpec
 from tracerl.policy.zoo import preset
 from tracerl.rollout.config import RolloutConfig
+from tracerl.runtime.config import RayConfig
 
 log = logging.getLogger(__name__)
 Stage = Literal["sft", "dpo", "rl"]
@@ -110,7 +111,11 @@ class RLConfig(RolloutConfig):
     dual_clip: float | None = None
     """ppo dual-clip constant c > 1 bounding negative-advantage losses (null = off)."""
     tis_cap: float = 0.0
-    """Truncated importance sampling cap for sampler/trainer mismatch (0 = off; e.g. 2)."""
+    """Truncated importance sampling cap for sampler/trainer mismatch and, in async runs,
+    staleness (0 = off; e.g. 2)."""
+    tis_level: ISLevel = "token"
+    """Truncated IS per token, or per sequence (one weight per trajectory: the product of
+    its token ratios, capped)."""
     kl_placement: Literal["loss", "reward"] = "loss"
     """Where kl_coef applies: a loss term, or a per-token penalty in the reward."""
     overlong_max: int = 0
@@ -137,9 +142,31 @@ class RLConfig(RolloutConfig):
     stop_at_success: float = 0.0
     """Stop RL at the first periodic held-out evaluation (eval.every) reaching this
     success (0 = never; benchmarks measure steps-to-target with it)."""
+    mode: Literal["sync", "async"] = "sync"
+    """sync: sample a batch, then update on it. async: rollout workers keep sampling while
+    the learner updates; weights sync after each update (docs/distributed.md)."""
+    max_staleness: int = 2
+    """async: a group whose first turn was sampled more than this many policy versions
+    (updates) before the learner's is dropped and counted (0 = only the newest policy)."""
+    buffer_groups: int = 0
+    """async: groups in flight or waiting for the learner at most, the bound on the
+    trajectory buffer (0 = 2 x tasks_per_step)."""
+
+    @property
+    def buffer_capacity(self) -> int:
+        """The async buffer's bound in groups (`buffer_groups`, or its default)."""
+        return self.buffer_groups or 2 * self.tasks_per_step
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.max_staleness < 0:
+            raise ValueError(f"rl.max_staleness must be >= 0, got {self.max_staleness}")
+        if self.buffer_groups and self.buffer_groups < self.tasks_per_step:
+            raise ValueError(f"rl.buffer_groups must be 0 or >= rl.tasks_per_step "
+                             f"({self.tasks_per_step}), got {self.buffer_groups}")
+        if self.mode == "async" and self.dynamic_sampling:
+            raise ValueError("rl.dynamic_sampling refills one sync batch; with rl.mode=async "
+                             "use rl.drop_uniform_groups (uniform groups are skipped)")
         if self.dual_clip is not None and self.dual_clip <= 1.0:
             raise ValueError(f"rl.dual_clip must be > 1, got {self.dual_clip}")
         if self.tis_cap < 0 or self.overlong_max < 0 or self.critic_warmup < 0:
@@ -271,6 +298,10 @@ class TrainConfig:
     once into the user's cache) or a local Hugging Face model directory."""
     device: str = "cpu"
     """Torch device: cpu, cuda, cuda:0, ..."""
+    runtime: Literal["local", "ray"] = "local"
+    """Where an async RL run's rollout workers run: local (one worker process beside the
+    learner) or ray (rollout and reward worker actors, the learner in this driver; needs
+    pip install 'tracerl[ray]' and rl.mode=async; the `ray` section places them)."""
     threads: int = 0
     """Torch CPU threads (0 = auto: the cores not already busy, at least 1; see
     docs/benchmarks.md "Threads")."""
@@ -297,6 +328,7 @@ class TrainConfig:
     log: LogConfig = field(default_factory=LogConfig)
     trace: TraceConfig = field(default_factory=TraceConfig)
     guard: GuardConfig = field(default_factory=GuardConfig)
+    ray: RayConfig = field(default_factory=RayConfig)
 
     @staticmethod
     def upgrade_keys(data: dict[str, Any]) -> dict[str, Any]:
@@ -309,6 +341,9 @@ class TrainConfig:
             raise ValueError("stages must name at least one of sft, dpo, rl")
         if len(set(self.stages)) != len(self.stages):
             raise ValueError(f"stages repeats a stage: {self.stages}")
+        if self.runtime == "ray" and self.rl.mode != "async":
+            raise ValueError("runtime=ray runs rollout workers beside the learner: set "
+                             "rl.mode=async (rl.max_staleness=0 keeps it nearly on-policy)")
         # The method table holds torch functions; it is read only when a config is built,
         # so importing this module (`--help`, the docs) stays torch-free.
         from tracerl.train.methods import check_methods

@@ -30,7 +30,7 @@ from tracerl.policy.model import Policy
 from tracerl.rollout.demos import trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutRunner
-from tracerl.train.batch import collate, token_logprobs
+from tracerl.train.batch import batch_logprobs, collate
 from tracerl.train.config import DPOConfig, TrainConfig
 from tracerl.train.optim import adamw
 from tracerl.train.reference import Reference
@@ -113,9 +113,9 @@ def sequence_logp(model: torch.nn.Module, trajectories: Sequence[Trajectory],
     device = next(model.parameters()).device
     batch = collate(trajectories, pad_id).to(device)
     if ref is None:
-        logp = token_logprobs(model, batch.input_ids, batch.attention_mask)  # (B, L-1)
+        logp = batch_logprobs(model, batch)  # (B, L-1), 0 off the loss mask
     else:
-        logp = ref.logprobs(batch.input_ids, batch.attention_mask)  # (B, L-1)
+        logp = ref.batch_logprobs(batch)  # (B, L-1)
     return (logp * batch.loss_mask).sum(-1)  # (B,)
 
 

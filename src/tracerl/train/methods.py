@@ -22,6 +22,8 @@ from tracerl.algorithms.losses import (
     cispo_policy_loss,
     clipped_policy_loss,
     gspo_policy_loss,
+    sequence_truncated_is_weights,
+    truncated_is_weights,
 )
 from tracerl.train import estimators as est
 from tracerl.train.configlib import ConfigError
@@ -80,6 +82,22 @@ POLICY_LOSSES: dict[str, PolicyLossSpec] = {
 }
 
 
+ISWeightsFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor]
+
+
+def _token_is(train_logp: torch.Tensor, behaviour_logp: torch.Tensor, mask: torch.Tensor,
+              cap: float) -> torch.Tensor:
+    return truncated_is_weights(train_logp, behaviour_logp, cap)
+
+
+IS_LEVELS: dict[str, ISWeightsFn] = {
+    "token": _token_is,
+    "sequence": sequence_truncated_is_weights,
+}
+"""Truncated importance sampling by `rl.tis_level`: (train_logp, behaviour_logp, mask,
+cap) -> (B, T) weights; the correction for a stale (async) or mismatched sampler."""
+
+
 def estimator(cfg: RLConfig) -> EstimatorSpec:
     return ESTIMATORS[cfg.advantage]
 
@@ -90,6 +108,11 @@ def policy_loss(cfg: RLConfig) -> PolicyLossFn:
     if spec.dual_clip and cfg.dual_clip is not None:
         return partial(spec.fn, dual_clip=cfg.dual_clip)
     return spec.fn
+
+
+def is_weights(cfg: RLConfig) -> ISWeightsFn:
+    """The configured truncated-IS weights (use only when `rl.tis_cap` > 0)."""
+    return IS_LEVELS[cfg.tis_level]
 
 
 def needs_reference(cfg: RLConfig) -> bool:

@@ -66,13 +66,16 @@ class RLStepMetrics:
     """Rollout rounds this step took (only with rl.dynamic_sampling)."""
     trace_failures: int | None = None
     """Trajectories the tracer could not record so far (None: tracing off)."""
+    extra: dict[str, float] = field(default_factory=dict)
+    """Figures of the run mode (async: policy version, staleness, buffer, lost groups)."""
 
     @classmethod
     def of(cls, trajectories: list[Trajectory], stats: RolloutStats, times: StepTimes,
            update: StepUpdate, sampling_rounds: int | None = None,
-           trace_failures: int | None = None) -> RLStepMetrics:
+           trace_failures: int | None = None,
+           extra: dict[str, float] | None = None) -> RLStepMetrics:
         return cls(RolloutSummary.of(trajectories), times, update, stats.unjudged,
-                   stats.env_errors, sampling_rounds, trace_failures)
+                   stats.env_errors, sampling_rounds, trace_failures, extra or {})
 
     def record(self) -> dict[str, float]:
         """The flat scalars of metrics.jsonl and TensorBoard (names are stable)."""
@@ -93,4 +96,5 @@ class RLStepMetrics:
         out.update(r.counts)
         if self.trace_failures is not None:
             out["trace_failures"] = float(self.trace_failures)
+        out.update(self.extra)
         return out

@@ -13,10 +13,10 @@ import torch
 from transformers import PreTrainedModel
 
 from tracerl.algorithms.kl import kl_estimate
-from tracerl.algorithms.losses import aggregate, clipped_value_loss, truncated_is_weights
-from tracerl.train.batch import TokenBatch, token_logprobs
+from tracerl.algorithms.losses import aggregate, clipped_value_loss, is_stats
+from tracerl.train.batch import TokenBatch, batch_logprobs
 from tracerl.train.config import RLConfig
-from tracerl.train.methods import policy_loss
+from tracerl.train.methods import is_weights, policy_loss
 from tracerl.train.value import ValueModel
 
 
@@ -59,6 +59,8 @@ class UpdateMetrics:
     """Critic loss (0 without a critic)."""
     tis_weight: float
     """Mean truncated-IS weight (1 when rl.tis_cap is off)."""
+    tis_clip_fraction: float
+    """Fraction of action tokens whose IS weight was truncated at rl.tis_cap (0 when off)."""
     trained_samples: int
     dropped_samples: int
     """Unjudged, failed or uniform-group samples left out of the update."""
@@ -69,7 +71,7 @@ def logprobs_no_grad(model: PreTrainedModel, batch: TokenBatch, temperature: flo
     was = model.training
     model.eval()
     try:
-        return token_logprobs(model, batch.input_ids, batch.attention_mask, temperature)
+        return batch_logprobs(model, batch, temperature)
     finally:
         model.train(was)
 
@@ -88,7 +90,7 @@ def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfi
 def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: TokenBatch,
                  old_logp: torch.Tensor, weights: torch.Tensor | None,
                  ref_logp: torch.Tensor | None, cfg: RLConfig) -> PolicyStepStats:
-    logp = token_logprobs(model, mb.input_ids, mb.attention_mask, cfg.temperature)  # (b, T)
+    logp = batch_logprobs(model, mb, cfg.temperature)  # (b, T), 0 off the loss mask
     pg, stats = policy_loss(cfg)(logp, old_logp, mb.advantages, mb.loss_mask,
                                     clip_low=cfg.clip_low, clip_high=cfg.clip_high,
                                     agg=cfg.loss_agg, weights=weights)
@@ -111,14 +113,16 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
     """Update the policy (unless `train_policy` is False: critic warm-up) and the critic.
 
     With `rl.tis_cap` > 0 the ratio's denominator is the trainer's own logprob before
-    the update and each token's loss is weighted by min(p_trainer / p_sampler, cap);
-    otherwise the denominator is the sampler's behaviour logprob (plain PPO/GRPO).
+    the update (the proximal policy) and each token's loss is weighted by the truncated
+    ratio p_trainer / p_sampler, per token or per sequence (`rl.tis_level`): AReaL's
+    decoupled objective when the sampler is stale (async runs). Otherwise the
+    denominator is the sampler's behaviour logprob (plain PPO/GRPO).
     `ref_logp` (B, T) adds the KL loss term (kl_placement=loss).
     """
     old_logp, weights = batch.old_logp, None
     if cfg.tis_cap > 0:
         old_logp = logprobs_no_grad(model, batch, cfg.temperature)
-        weights = truncated_is_weights(old_logp, batch.old_logp, cfg.tis_cap)
+        weights = is_weights(cfg)(old_logp, batch.old_logp, batch.loss_mask, cfg.tis_cap)
     use_ref = ref_logp is not None and cfg.kl_placement == "loss" and cfg.kl_coef > 0
     model.train()
     sums = torch.zeros(7, dtype=torch.float64)
@@ -139,7 +143,8 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
             sums += row
             n += 1
     avg = (sums / max(1, n)).tolist()
-    tis = 1.0 if weights is None else float((weights * batch.loss_mask).sum()
-                                            / batch.loss_mask.sum().clamp(min=1))
-    return UpdateMetrics(*avg[:6], value_loss=avg[6], tis_weight=tis,
-                      trained_samples=len(batch), dropped_samples=dropped)
+    tis = None if weights is None else is_stats(weights, batch.loss_mask, cfg.tis_cap)
+    return UpdateMetrics(*avg[:6], value_loss=avg[6],
+                         tis_weight=1.0 if tis is None else tis.mean_weight,
+                         tis_clip_fraction=0.0 if tis is None else tis.clip_fraction,
+                         trained_samples=len(batch), dropped_samples=dropped)

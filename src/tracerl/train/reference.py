@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from collections.abc import Iterator
 
 import torch
 
 from tracerl.policy.lora import has_adapter
-from tracerl.train.batch import token_logprobs
+from tracerl.train.batch import TokenBatch, batch_logprobs, token_logprobs
 
 
 class Reference:
@@ -39,12 +40,23 @@ class Reference:
     def logprobs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                  temperature: float = 1.0) -> torch.Tensor:
         """log p_ref(token j+1 | tokens <= j); (B, L) -> (B, L-1)."""
+        with self._as_reference() as model:
+            return token_logprobs(model, input_ids, attention_mask, temperature)
+
+    @torch.no_grad()
+    def batch_logprobs(self, batch: TokenBatch, temperature: float = 1.0) -> torch.Tensor:
+        """log p_ref on a batch's action tokens (0 elsewhere), as `batch_logprobs`."""
+        with self._as_reference() as model:
+            return batch_logprobs(model, batch, temperature)
+
+    @contextlib.contextmanager
+    def _as_reference(self) -> Iterator[torch.nn.Module]:
         model = self.model
         was = model.training
         model.eval()
         off = model.disable_adapter() if self.adapter_disabled else contextlib.nullcontext()
         try:
             with off:
-                return token_logprobs(model, input_ids, attention_mask, temperature)
+                yield model
         finally:
             model.train(was)

@@ -171,7 +171,7 @@ class RLStep:
     def _ref_logp(self, batch: TokenBatch) -> torch.Tensor | None:
         if self.ref is None or self.cfg.rl.kl_coef <= 0:
             return None
-        return self.ref.logprobs(batch.input_ids, batch.attention_mask, self.cfg.rl.temperature)
+        return self.ref.batch_logprobs(batch, self.cfg.rl.temperature)
 
     def inputs(self, groups: list[Group], keep: list[Trajectory], batch: TokenBatch,
                ref_logp: torch.Tensor | None, step: int) -> CreditInputs:

@@ -15,7 +15,7 @@ from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.model import Policy
 from tracerl.rollout.demos import episode_openings, trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
-from tracerl.train.batch import collate, token_logprobs
+from tracerl.train.batch import batch_logprobs, collate
 from tracerl.train.config import SFTConfig
 from tracerl.train.optim import adamw
 from tracerl.types import Trajectory
@@ -74,7 +74,7 @@ def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
             for group in opt.param_groups:
                 group["lr"] = lr
             batch = collate([demos[i] for i in indices], policy.pad_id).to(device)
-            logp = token_logprobs(model, batch.input_ids, batch.attention_mask)  # (B, L-1)
+            logp = batch_logprobs(model, batch)  # (B, L-1), 0 off the loss mask
             loss = sft_loss(logp, batch.loss_mask)
             opt.zero_grad(set_to_none=True)
             loss.backward()

@@ -28,6 +28,7 @@ from tracerl.trace.offload import OffloadedTracer
 from tracerl.trace.records import guardrail_records
 from tracerl.trace.tracer import Tracer
 from tracerl.train import checkpoint as ckpt
+from tracerl.train.async_loop import AsyncRL, start_async
 from tracerl.train.config import TrainConfig
 from tracerl.train.dpo import run_dpo_stage
 from tracerl.train.evaluate import EvalResult, evaluate_policy
@@ -42,7 +43,7 @@ from tracerl.train.rl_step import RLStep
 from tracerl.train.rundir import check_device, fresh_run_dir, write_config
 from tracerl.train.runner import build_runner, build_task_family
 from tracerl.train.sft import demonstrations, run_sft
-from tracerl.train.step import rl_step
+from tracerl.train.step import StepResult, rl_step
 from tracerl.train.threads import choose_threads
 from tracerl.types import Trajectory
 
@@ -112,6 +113,8 @@ class Trainer:
             config = self._record_family(config, family)
         write_config(self.run_dir, config)
         self.family = family if family is not None else build_task_family(config)
+        # a rollout worker process can rebuild the family from config.yaml
+        self._family_from_config = family is None or ":" in config.task.family
         self._warn_episode_length()
         self.renderer = ChatRenderer(self.policy.tokenizer)
         self.runner = build_runner(config, self.policy, self.family, self.sampler)
@@ -125,6 +128,7 @@ class Trainer:
                                        otlp_endpoint=config.trace.otlp_endpoint or None)
         self.rl: RLStep | None = None
         self.optimizer: torch.optim.Optimizer | None = None
+        self.async_rl: AsyncRL | None = None
 
     # -- setup ---------------------------------------------------------------------------
     def _set_threads(self) -> None:
@@ -232,13 +236,18 @@ class Trainer:
 
     def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> Path:
         path = ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
-                                    ckpt.rng_state(self.sampler.generator))
-        if self.rl is not None:
-            self.rl.save(path)
+                                    ckpt.rng_state(self.sampler.generator), self._extras)
         protected = {f"stage{self.cfg.stages.index('rl')}-step000000"} \
             if "rl" in self.cfg.stages else set()
         ckpt.prune_checkpoints(self.run_dir, self.cfg.log.keep_checkpoints, protected)
         return path
+
+    def _extras(self, directory: Path) -> None:
+        """What a checkpoint holds beyond the policy: the critic, the async loop's state."""
+        if self.rl is not None:
+            self.rl.save(directory)
+        if self.async_rl is not None:
+            self.async_rl.save(directory)
 
     def _run_sft(self) -> None:
         demos = demonstrations(self.family, self.renderer, self.cfg.sft.demos, self.cfg.seed)
@@ -291,11 +300,30 @@ class Trainer:
         if self.optimizer_state is not None:
             self.optimizer.load_state_dict(self.optimizer_state)
             self.optimizer_state = None
+        if cfg.mode == "async":
+            resumed = latest if self.state.rl_step > 0 else None
+            self.async_rl = start_async(self.rl, self.optimizer, self.family, self.cfg, resumed,
+                                        rebuild_family=self._family_from_config)
+        try:
+            self._rl_loop()
+        finally:
+            if self.async_rl is not None:
+                self.async_rl.close()
+        self._evaluate(final=True)
+
+    def _run_step(self, failures: int | None) -> StepResult:
+        assert self.rl is not None and self.optimizer is not None
+        if self.async_rl is not None:
+            return self.async_rl.step(self.state.rl_step, failures)
+        return rl_step(self.rl, self.runner, self.family, self.optimizer, self.state.rl_step,
+                       failures)
+
+    def _rl_loop(self) -> None:
+        cfg = self.cfg.rl
         bar = self.progress.stage("RL", cfg.steps, completed=self.state.rl_step)
         while self.state.rl_step < cfg.steps:
             failures = self.tracer.failures if self.tracer is not None else None
-            result = rl_step(self.rl, self.runner, self.family, self.optimizer,
-                             self.state.rl_step, failures)
+            result = self._run_step(failures)
             self.state.rl_step += 1
             self._trace(result.trajectories, "train", self.state.rl_step)
             self.log.log("rl", self.state.rl_step, result.metrics.record())
@@ -309,7 +337,6 @@ class Trainer:
             if self.state.rl_step % self.cfg.log.checkpoint_every == 0:
                 self._checkpoint(self.optimizer)
         bar.done()
-        self._evaluate(final=True)
 
     def _reference(self) -> Reference:
         """The policy at the start of RL: the disabled adapter with LoRA; else a frozen copy

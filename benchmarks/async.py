@@ -1,0 +1,171 @@
+"""Async against sync RL with slow tools, Ray against one process (issue 13).
+
+Same config, same seed, `calc` with a tool latency of 200 ms per call: the default
+sync loop (sample a batch, then update) against `rl.mode=async` (a rollout worker
+thread samples continuously while the learner updates), each in its own process so
+peak RSS is per mode. Then, for seed 0, `runtime=ray` with 2 rollout worker actors
+against the single-process async run, and per-component costs (learner update, weight
+sync, one worker's sampling rate, object sizes) from which docs/distributed.md
+estimates 8 and 64 workers.
+
+    python benchmarks/async.py --model RUN_DIR [--seeds 3] [--steps 12] [--latency 200]
+                               [--ray-workers 2] [key=value ...]
+
+Without --model it first makes a tool-using policy with a short SFT of the tiny model
+(sft.demos=3000, a few minutes). Throughput is trajectories trained per second of RL
+step time (sync: rollout + update; async: waiting for groups + update + weight sync);
+held-out success is `eval.tasks` tasks at the end. Step 1 is left out of the
+throughput in both modes (in async it also waits for the worker process to start).
+Peak RSS is the learner's process; the async worker's (a child) is shown beside it.
+The ratio is printed last: `async/sync throughput: N.NNx`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import pickle
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+BASE = ["rl.tasks_per_step=4", "rl.group_size=4", "rl.max_turns=3",
+        "rl.drop_uniform_groups=false", "eval.tasks=100", "log.progress=false",
+        "log.tensorboard=false", "trace.enabled=false", "threads=1", "stages=[rl]",
+        "log.checkpoint_every=1000"]
+
+
+def _train(model: str, overrides: list[str], out: str) -> dict[str, float]:
+    """One RL run in this (child) process; its figures and peak RSS."""
+    import torch
+
+    from tracerl.policy.model import load_policy
+    from tracerl.train import configlib
+    from tracerl.train.config import TrainConfig
+    from tracerl.train.evaluate import resolve
+    from tracerl.train.trainer import Trainer
+
+    torch.set_num_threads(1)
+    cfg = configlib.load(TrainConfig, None, overrides)
+    policy = load_policy(resolve(Path(model))[0], name="tiny")
+    summary = Trainer(cfg, run_dir=out, policy=policy).run()
+    rows = [json.loads(line) for line in (Path(out) / "metrics.jsonl").read_text().splitlines()]
+    rl = [r for r in rows if r["stage"] == "rl"][1:]  # step 1 also starts the workers
+    step_s = sum(r["rollout_s"] + r["update_s"] + r.get("weight_sync_s", 0.0) for r in rl)
+    trajs = len(rl) * cfg.rl.tasks_per_step * cfg.rl.group_size
+    return {"traj_s": trajs / step_s, "success": summary.success_after,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+            "update_s": statistics.mean(r["update_s"] for r in rl),
+            "sync_s": statistics.mean(r.get("weight_sync_s", 0.0) for r in rl),
+            "staleness": statistics.mean(r.get("staleness_mean", 0.0) for r in rl),
+            "wait_s": statistics.mean(r["rollout_s"] for r in rl),
+            "stale": rl[-1].get("stale_groups", 0.0), "tool_use": statistics.mean(
+                r["tool_use"] for r in rl)}
+
+
+def _child(model: str, overrides: list[str], out: str, results: mp.Queue) -> None:
+    results.put(_train(model, overrides, out))
+
+
+def run(model: str, overrides: list[str], out: Path) -> dict[str, float]:
+    """`_train` in a fresh process (not a Pool's: the async worker is its child)."""
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(model, overrides, str(out), results))
+    proc.start()
+    result = results.get()
+    proc.join()
+    return result
+
+
+def _sft_policy(tmp: Path) -> str:
+    from tracerl.train import configlib
+    from tracerl.train.config import TrainConfig
+    from tracerl.train.trainer import Trainer
+
+    cfg = configlib.load(TrainConfig, None, [
+        "stages=[sft]", "sft.demos=3000", "eval.tasks=20", "log.progress=false",
+        "log.tensorboard=false", "trace.enabled=false", "threads=1"])
+    Trainer(cfg, run_dir=tmp / "sft").run()
+    return str(tmp / "sft")
+
+
+def sizes(model: str) -> tuple[float, float]:
+    """MB of one weight snapshot (what a sync sends) and KB of one pickled group."""
+    from tracerl.policy.model import load_policy
+    from tracerl.policy.weights import trained_weights
+    from tracerl.train import configlib
+    from tracerl.train.config import TrainConfig
+    from tracerl.train.evaluate import resolve
+    from tracerl.train.runner import build_runner, build_task_family
+
+    cfg = configlib.load(TrainConfig, None, BASE)
+    policy = load_policy(resolve(Path(model))[0], name="tiny")
+    family = build_task_family(cfg)
+    groups = build_runner(cfg, policy, family).run(family.tasks("train", 4, seed=1))
+    weights = len(pickle.dumps(trained_weights(policy.model))) / 1e6
+    group = statistics.mean(len(pickle.dumps(g)) for g in groups) / 1e3
+    return weights, group
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", help="a run directory (its latest checkpoint)")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--latency", type=float, default=200.0, help="ms per tool call")
+    ap.add_argument("--ray-workers", type=int, default=2, help="0 skips the Ray run")
+    ap.add_argument("overrides", nargs="*")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="tracerl-async-"))
+    model = args.model or _sft_policy(tmp)
+    common = [*BASE, f"rl.steps={args.steps}", f"task.calc.tool_latency={args.latency:g}",
+              *args.overrides]
+    asyn = ["rl.mode=async", "rl.tis_cap=2", "rl.max_staleness=2"]
+    print(f"calc, tool latency {args.latency:g} ms, {args.steps} steps of 4 tasks x G=4, "
+          f"tiny policy from {model}")
+    results: dict[str, list[dict[str, float]]] = {"sync": [], "async": []}
+    for seed in range(args.seeds):
+        for mode, extra in (("sync", []), ("async", asyn)):
+            t0 = time.perf_counter()
+            r = run(model, [*common, f"seed={seed}", *extra], tmp / f"{mode}-{seed}")
+            results[mode].append(r)
+            print(f"seed {seed} {mode:5s}: {r['traj_s']:6.1f} traj/s  held-out success "
+                  f"{r['success']:.2f}  peak RSS {r['rss_mb']:5.0f} MB (+ worker "
+                  f"{r['worker_rss_mb']:4.0f} MB)  rollout/wait "
+                  f"{r['wait_s']:5.2f} s  update "
+                  f"{r['update_s'] * 1e3:5.0f} ms  sync {r['sync_s'] * 1e3:4.1f} ms  "
+                  f"staleness {r['staleness']:.2f}  stale groups {r['stale']:.0f}  "
+                  f"({time.perf_counter() - t0:.0f} s)")
+    for mode, rows in results.items():
+        succ = [r["success"] for r in rows]
+        sd = statistics.stdev(succ) if len(succ) > 1 else 0.0
+        print(f"{mode:5s}: {statistics.mean(r['traj_s'] for r in rows):6.1f} traj/s, held-out "
+              f"success {statistics.mean(succ):.3f} +- {sd:.3f} (sd over {len(rows)} seeds), "
+              f"peak RSS {max(r['rss_mb'] for r in rows):.0f} MB")
+    if args.ray_workers:
+        r = run(model, [*common, "seed=0", *asyn, "runtime=ray",
+                        f"ray.rollout_workers={args.ray_workers}"], tmp / "ray")
+        local = results["async"][0]["traj_s"]
+        print(f"ray, {args.ray_workers} rollout workers: {r['traj_s']:.1f} traj/s "
+              f"({r['traj_s'] / local:.2f}x the single-process async run), held-out success "
+              f"{r['success']:.2f}, driver peak RSS {r['rss_mb']:.0f} MB, weight sync "
+              f"{r['sync_s'] * 1e3:.1f} ms")
+    w_mb, g_kb = sizes(model)
+    a = results["async"]
+    update_s = statistics.mean(r["update_s"] for r in a)
+    sync_ms = statistics.mean(r["sync_s"] for r in a) * 1e3
+    print(f"per-component: learner update {update_s:.3f} s per step (16 trajectories), "
+          f"weight sync {sync_ms:.1f} ms, weights {w_mb:.1f} MB, one group {g_kb:.0f} KB pickled")
+    ratio = (statistics.mean(r["traj_s"] for r in results["async"])
+             / statistics.mean(r["traj_s"] for r in results["sync"]))
+    print(f"async/sync throughput: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""A small learned detector of instruction overrides, direct and indirect, in any language.
+
+Keyword rules (jailbreak.py) catch "ignore all previous instructions" and its obfuscated
+forms, but not its paraphrases: "the rules you were given earlier are void", a header
+that pretends to open a new system prompt, "Hinweis an den KI-Assistenten: ...", a web
+page that tells the agent reading it to mail the user's files somewhere. This module
+scores text with a linear model over hashed character n-grams, trained here on
+generated data (benchmarks/guard_model: the generator, the trainer and its report), and
+shipped as a small weights file (override_model.npz, float16).
+
+Why this shape:
+- Character 3-5-grams see sub-word pieces, so inflections, compounds, typos and other
+  languages share features with what training saw; hashing needs no vocabulary file.
+- A text is scored by segments (sentences and lines, long ones cut at 256 characters)
+  and by pairs of adjacent segments, so one injected sentence inside a long benign page
+  is not diluted by the page, and a header and its payload are read together.
+- A segment's logit is `sum(w[grams]) / sqrt(#grams) + b`, exactly what the trainer
+  fits on single segments: a prefix sum per n-gram order gives every segment's sum at
+  once, so the whole scan is a few numpy passes over the text (about 0.1 ms for 2 KB).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+WEIGHTS_PATH = Path(__file__).with_name("override_model.npz")
+ORDERS = (3, 4, 5)
+BITS = 18
+"""log2 of the hashed feature space per n-gram order."""
+MAX_SEGMENT = 256
+MIN_SEGMENT = 12
+"""Shorter single segments are scored only together with a neighbour."""
+_BOUNDARY = np.array([ord(c) for c in "\n.!?;:。！？；：|"], dtype=np.uint32)
+_IS_BOUNDARY = np.zeros(0x10000, dtype=bool)
+_IS_BOUNDARY[_BOUNDARY] = True
+_MUL = np.uint32(0x9E3779B1)
+_STEP = np.uint32(0x01000193)
+
+
+def gram_buckets(codes: np.ndarray, n: int) -> np.ndarray:
+    """Hashed bucket of each character n-gram of `codes` (uint32 code points), by start."""
+    return all_buckets(codes)[ORDERS.index(n)]
+
+
+def all_buckets(codes: np.ndarray) -> list[np.ndarray]:
+    """`gram_buckets` for every order in ORDERS, sharing one rolling hash: the hash of
+    the k-gram at i is hash(k-1-gram at i) * STEP ^ codes[i + k - 1]."""
+    out: list[np.ndarray] = []
+    h = codes
+    for k in range(2, ORDERS[-1] + 1):
+        if len(codes) < k:
+            h = codes[:0]
+        else:
+            h = h[: len(codes) - k + 1] * _STEP ^ codes[k - 1 :]
+        if k in ORDERS:
+            f = (h ^ np.uint32(k * 0x2545F491)) * _MUL
+            out.append((f >> np.uint32(32 - BITS)).astype(np.int64) + (ORDERS.index(k) << BITS))
+    return out
+
+
+def codes_of(text: str) -> np.ndarray:
+    """The text's code points, whitespace runs kept as they are (the view is lower-case)."""
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+def segments(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of sentences and lines, long ones cut every MAX_SEGMENT characters."""
+    n = len(codes)
+    cuts = np.flatnonzero(_IS_BOUNDARY[np.minimum(codes, 0xFFFF)]) + 1
+    # "Header:\n\norder" is one thought: a cut right after another one is dropped, so
+    # punctuation runs and blank lines do not leave segments of one character.
+    cuts = cuts[np.diff(cuts, prepend=-8) > 3]
+    bounds = np.sort(np.concatenate(([0], cuts, np.arange(MAX_SEGMENT, n, MAX_SEGMENT), [n])))
+    starts, ends = bounds[:-1], bounds[1:]
+    keep = ends > starts  # also drops the empty spans of duplicate bounds
+    return starts[keep], ends[keep]
+
+
+@dataclass(frozen=True)
+class OverrideModel:
+    """Weights of the linear model; `scores` gives the best segment (pair) of a text."""
+
+    weights: np.ndarray
+    """float32, len(ORDERS) << BITS."""
+    bias: float
+
+    def logits(self, codes: np.ndarray, starts: np.ndarray,
+               ends: np.ndarray) -> np.ndarray:
+        """Logit of each span [starts[i], ends[i]) of `codes`."""
+        total = np.zeros(len(starts))
+        count = np.zeros(len(starts))
+        for n, buckets in zip(ORDERS, all_buckets(codes), strict=True):
+            prefix = np.concatenate(([0.0], np.cumsum(self.weights[buckets], dtype=np.float64)))
+            last = np.clip(ends - n + 1, starts, None)  # grams that start and end inside
+            total += prefix[np.minimum(last, len(buckets))] - prefix[np.minimum(starts,
+                                                                                len(buckets))]
+            count += last - starts
+        return total / np.sqrt(np.maximum(count, 1.0)) + self.bias
+
+    def best(self, text: str) -> tuple[float, int, int]:
+        """(probability, start, end) of the most override-like segment or pair of
+        adjacent segments of `text`; (0.0, 0, 0) for text too short to judge."""
+        codes = codes_of(text)
+        if len(codes) < MIN_SEGMENT:
+            return 0.0, 0, 0
+        starts, ends = segments(codes)
+        single = (ends - starts) >= MIN_SEGMENT
+        spans_s = np.concatenate((starts[single], starts[:-1]))
+        spans_e = np.concatenate((ends[single], ends[1:]))
+        if len(spans_s) == 0:
+            spans_s, spans_e = np.array([0]), np.array([len(codes)])
+        z = self.logits(codes, spans_s, spans_e)
+        i = int(np.argmax(z))
+        return float(1.0 / (1.0 + np.exp(-z[i]))), int(spans_s[i]), int(spans_e[i])
+
+
+def save(model: OverrideModel, path: Path = WEIGHTS_PATH) -> None:
+    """Write the weights as float16 (the file ships in the package)."""
+    np.savez_compressed(path, weights=model.weights.astype(np.float16),
+                        bias=np.float32(model.bias), bits=np.int32(BITS),
+                        orders=np.array(ORDERS, dtype=np.int32))
+
+
+@functools.lru_cache(maxsize=1)
+def load(path: Path = WEIGHTS_PATH) -> OverrideModel:
+    """The shipped model (loaded once). A file made with other hashing settings is
+    refused with the settings named, since its weights would be read at wrong places."""
+    with np.load(path) as f:
+        bits, orders = int(f["bits"]), tuple(int(x) for x in f["orders"])
+        if (bits, orders) != (BITS, ORDERS):
+            raise ValueError(f"{path}: trained with bits={bits}, orders={orders}; this code "
+                             f"hashes with bits={BITS}, orders={ORDERS}")
+        return OverrideModel(f["weights"].astype(np.float32), float(f["bias"]))

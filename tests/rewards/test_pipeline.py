@@ -1,0 +1,100 @@
+"""Pipelined candidate calls: which asserts qualify, and that verdicts do not change."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracerl.rewards import code_tests, parse_tests
+from tracerl.rewards.pipeline import pipelined_call
+from tracerl.rewards.remote import CandidateRPC
+from tracerl.sandbox import SandboxPool
+
+
+def _call(line: str, names: frozenset[str] = frozenset({"f", "g"})):
+    case = parse_tests(line).source[0]
+    return pipelined_call(case, names)
+
+
+@pytest.mark.parametrize("line", [
+    "assert f(1, 2) == 3",
+    "assert f([1, 2], k=3) == [1]",
+    "assert abs(f(2.0) - 1.4) < 1e-6",
+    "assert sorted(f('ab')) == ['a', 'b'], 'message'",
+    "assert f(-1) is None",
+    "assert not f(x[0])",
+])
+def test_independent_asserts_qualify(line: str) -> None:
+    call = _call(line)
+    assert call is not None and call.func == "f"
+
+
+@pytest.mark.parametrize("line", [
+    "assert f(1) == f(2)",           # two calls
+    "assert f(1) == g",              # another candidate name
+    "assert f(g(1)) == 2",           # a candidate call inside the arguments
+    "assert f(*args) == 2",          # unpacking
+    "assert f(lst.pop()) == 2",      # a side effect in the arguments
+    "assert f(1) == lst.pop()",      # a side effect beside the call
+    "assert (y := f(1)) == 1",       # binds a name
+    "assert f(1).real == 1",         # attribute of the returned value
+    "assert f(lambda: 1) == 1",
+    "assert helper(f(1))",           # a test helper could do anything
+])
+def test_asserts_that_could_interact_do_not(line: str) -> None:
+    assert _call(line) is None
+
+
+def test_setup_statements_never_qualify() -> None:
+    plan = parse_tests("x = [1]\nassert f(x) == 1\n")
+    assert pipelined_call(plan.source[0], frozenset({"f"})) is None
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    counts = {"request": 0, "map": 0}
+    request, map_ = CandidateRPC.request, CandidateRPC.map
+
+    def counted_request(self, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        counts["request"] += 1
+        return request(self, *a, **k)
+
+    def counted_map(self, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        counts["map"] += 1
+        return map_(self, *a, **k)
+
+    monkeypatch.setattr(CandidateRPC, "request", counted_request)
+    monkeypatch.setattr(CandidateRPC, "map", counted_map)
+    return counts
+
+
+def test_a_run_of_asserts_costs_one_round_trip(pool: SandboxPool,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = _counting(monkeypatch)
+    tests = "\n".join(f"assert add({i}, 1) == {i + 1}" for i in range(6))
+    r = code_tests("def add(a, b):\n    return a + b\n", tests, pool=pool)
+    assert (r.score, r.passed) == (1.0, 6)
+    assert counts == {"request": 0, "map": 1}
+
+
+def test_calls_reach_a_stateful_candidate_in_assert_order(pool: SandboxPool) -> None:
+    cand = "n = 0\ndef tick():\n    global n\n    n += 1\n    return n\n"
+    tests = "assert tick() == 1\nassert tick() == 2\nx = 5\nassert tick() == 3\n" \
+            "assert tick() == 4\n"
+    assert code_tests(cand, tests, pool=pool).score == 1.0
+
+
+def test_a_crash_inside_a_run_fails_that_case_and_the_rest_run_in_a_fresh_process(
+        pool: SandboxPool) -> None:
+    cand = "import os\ndef f(x):\n    if x == 2:\n        os._exit(0)\n    return x\n"
+    tests = "\n".join(f"assert f({i}) == {i}" for i in range(1, 5))
+    r = code_tests(cand, tests, pool=pool)
+    assert r.passed == 3 and r.details["restarts"] == 1
+    assert [c["passed"] for c in r.details["cases"]] == [True, False, True, True]
+    assert "crashed" in r.details["cases"][1]["why"]
+
+
+def test_exceptions_and_wrong_values_are_judged_per_case(pool: SandboxPool) -> None:
+    cand = "def f(x):\n    if x < 0:\n        raise ValueError('neg')\n    return x * 2\n"
+    tests = ["assert f(1) == 2", "assert f(-1) == 0", "assert f(2) == 5", "assert f(3) == 6"]
+    r = code_tests(cand, tests, pool=pool)
+    assert [c["passed"] for c in r.details["cases"]] == [True, False, False, True]
+    assert "ValueError" in r.details["cases"][1]["why"]

@@ -1,0 +1,60 @@
+"""runtime=ray on a local Ray instance started by the run: real actors, real object
+transfer, and a rollout worker that dies mid-run."""
+
+import json
+import threading
+import time
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from tracerl.train import configlib  # noqa: E402
+from tracerl.train.async_loop import AsyncRL  # noqa: E402
+from tracerl.train.checkpoint import latest_checkpoint  # noqa: E402
+from tracerl.train.config import TrainConfig  # noqa: E402
+from tracerl.train.trainer import Trainer  # noqa: E402
+
+TINY = ["tiny.hidden_size=32", "tiny.layers=1", "tiny.heads=2", "tiny.intermediate_size=64",
+        "sft.demos=16", "sft.batch_size=8", "rl.tasks_per_step=2", "rl.group_size=2",
+        "rl.max_turn_tokens=16", "rl.max_response_tokens=64", "eval.tasks=2",
+        "log.progress=false", "log.tensorboard=false", "trace.enabled=false",
+        "rl.mode=async", "runtime=ray", "ray.rollout_workers=2", "ray.reward_workers=1",
+        "rl.drop_uniform_groups=false", "rl.steps=8", "task.calc.tool_latency=30"]
+
+
+def _kill_first_worker_once_busy(trainer: Trainer, killed: list) -> None:
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        loop = trainer.async_rl
+        if loop is not None and loop.state.version >= 2 and loop.pool.assigned[0]:
+            pid = ray.get(loop.pool.actors[0].pid.remote())
+            ray.kill(loop.pool.actors[0], no_restart=True)
+            killed.append(pid)
+            return
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_a_ray_run_survives_a_dead_rollout_worker_and_counts_what_it_lost(tmp_path):
+    cfg = configlib.load(TrainConfig, None, [f"out_dir={tmp_path}", "name=ray", *TINY])
+    trainer = Trainer(cfg)
+    killed: list[int] = []
+    killer = threading.Thread(target=_kill_first_worker_once_busy, args=(trainer, killed))
+    killer.start()
+    summary = trainer.run()
+    killer.join()
+    assert killed, "the test never found worker 0 busy"
+    assert summary.steps == 8
+    rows = [json.loads(line) for line in (trainer.run_dir / "metrics.jsonl").read_text()
+            .splitlines()]
+    rl = [r for r in rows if r["stage"] == "rl"]
+    assert [r["policy_version"] for r in rl] == [float(i) for i in range(1, 9)]
+    assert rl[0]["rollout_workers"] == 2 and rl[-1]["rollout_workers"] == 1
+    assert rl[-1]["lost_groups"] >= 1
+    assert all(r["unjudged"] == 0 for r in rl)  # the reward actor scored every trajectory
+    state, buffered = AsyncRL.load(latest_checkpoint(trainer.run_dir))
+    every = state.trained + state.stale + state.lost + state.requeue + [f.index for f in buffered]
+    assert len(state.lost) == rl[-1]["lost_groups"]
+    assert sorted(every) == list(range(state.next_index))  # nothing else was lost
+    assert not ray.is_initialized()  # the run stopped the instance it started
