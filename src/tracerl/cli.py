@@ -22,10 +22,21 @@ TRAIN_EPILOG_HEAD = "config keys (set with key=value or in CONFIG.yaml):"
 
 def _train_epilog() -> str:
     from tracerl.train.config import TrainConfig
+
+    return _config_epilog(TrainConfig)
+
+
+def _optimize_epilog() -> str:
+    from tracerl.optimize.config import OptimizeConfig
+
+    return _config_epilog(OptimizeConfig)
+
+
+def _config_epilog(cls: type) -> str:
     from tracerl.train.configlib import describe
 
     lines = [TRAIN_EPILOG_HEAD]
-    for key, tp, default, doc in describe(TrainConfig):
+    for key, tp, default, doc in describe(cls):
         lines.append(f"  {key} ({tp}, default {default})")
         if doc:
             lines.append(f"      {doc}")
@@ -68,6 +79,8 @@ COMMANDS = (
      cli_args.VIEW_DESCRIPTION, cli_args.add_view_arguments, None),
     ("serve", "tracerl.serve.cli_serve", "serve a policy as a recording OpenAI endpoint",
      cli_args.SERVE_DESCRIPTION, cli_args.add_serve_arguments, None),
+    ("optimize", "tracerl.optimize.cli_optimize", "optimize the agent's prompt within a budget",
+     cli_args.OPTIMIZE_DESCRIPTION, cli_args.add_optimize_arguments, _optimize_epilog),
 )
 
 

@@ -92,11 +92,15 @@ List, show and export the trajectories in a run's trace store.
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_run_arguments(parser, "rl.steps=20", "continue a run from its last checkpoint "
+                       "(key=value overrides apply; a larger rl.steps extends a finished run)")
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser, example: str, resume: str) -> None:
+    """CONFIG.yaml and key=value, --resume RUN_DIR, --overwrite (train and optimize)."""
     parser.add_argument("config", nargs="*", metavar="CONFIG.yaml | key=value",
-                        help="an optional YAML file, then overrides like rl.steps=20")
-    parser.add_argument("--resume", metavar="RUN_DIR",
-                        help="continue a run from its last checkpoint (key=value overrides "
-                             "apply; a larger rl.steps extends a finished run)")
+                        help=f"an optional YAML file, then overrides like {example}")
+    parser.add_argument("--resume", metavar="RUN_DIR", help=resume)
     parser.add_argument("--overwrite", action="store_true",
                         help="replace out_dir/name if it exists (default: write name-2, ...)")
 
@@ -258,3 +262,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tokens per completion when a request gives no max_tokens")
     parser.add_argument("--max-batch", type=int, default=64,
                         help="concurrent requests' contexts per sampler call (1: no batching)")
+
+
+OPTIMIZE_DESCRIPTION = """\
+Optimize the agent's prompt instead of its weights: six optimizers (random_search,
+bayesian, protegi, metaprompt, promptwizard, gepa) score candidate prompts on real
+rollouts of a task family, within a budget of model calls and tokens, and write a run
+directory (history.jsonl, best_prompt.txt, summary.json, score.png, traces.sqlite).
+Example: tracerl optimize optimizer=gepa task.calc.calls=1 budget.calls=600"""
+
+
+def add_optimize_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_run_arguments(parser, "optimizer=protegi", "continue an interrupted search (cached "
+                       "calls are free; key=value overrides apply, e.g. a larger budget.calls)")

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from tracerl.train import configlib
 from tracerl.train.config import TrainConfig
@@ -31,10 +32,11 @@ def _split_config_args(items: list[str]) -> tuple[str | None, list[str]]:
     return yaml_path, overrides
 
 
-def _config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
-    """The run's config, and its directory when resuming (else the Trainer picks a
+def config_from_args(cls: type, args: argparse.Namespace, command: str = "train"
+                     ) -> tuple[Any, Path | None]:
+    """A `cls` config and its directory when resuming (else None: the caller picks a
     fresh one): from the arguments, or the run's own config.yaml plus key=value
-    overrides with --resume."""
+    overrides with --resume. `tracerl optimize` shares it."""
     if args.resume:
         run_dir = Path(args.resume)
         saved = run_dir / "config.yaml"
@@ -43,9 +45,13 @@ def _config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
         yaml_path, overrides = _split_config_args(args.config)
         if yaml_path:
             raise ConfigError("--resume takes the run's own config.yaml; pass only key=value")
-        return configlib.load(TrainConfig, str(saved), overrides), run_dir
+        return configlib.load(cls, str(saved), overrides), run_dir
     yaml_path, overrides = _split_config_args(args.config)
-    return configlib.load(TrainConfig, yaml_path, overrides), None
+    return configlib.load(cls, yaml_path, overrides), None
+
+
+def _config(args: argparse.Namespace) -> tuple[TrainConfig, Path | None]:
+    return config_from_args(TrainConfig, args)  # type: ignore[no-any-return]
 
 
 def run(args: argparse.Namespace) -> int:
