@@ -139,7 +139,8 @@ def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path):
     run = tmp_path / "c"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "tracerl.cli",
-                             *_args(tmp_path, "c", "rl.steps=40", "log.checkpoint_every=100")],
+                             *_args(tmp_path, "c", "rl.steps=100000",
+                                    "log.checkpoint_every=100000")],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     started = run / "checkpoints" / "stage1-step000000"  # RL has begun
     deadline = time.time() + 120
