@@ -190,10 +190,10 @@ def _reason(
                 f"Blocked by guard: {subject} was not executed because of {what}. "
                 "Rewrite the call without it."
             )
-        return f"Guard {action.value}ed {subject}: {what}."
+        return f"Guard {_PAST[action]} {subject}: {what}."
     if action is Action.BLOCK:
         return f"Blocked by guard: the observation was withheld because of {what}."
-    return f"Guard {action.value}ed the observation: {what}."
+    return f"Guard {_PAST[action]} the observation: {what}."
 
 
 def argument_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
@@ -221,3 +221,7 @@ def _rebuild(value: Any, path: str, redacted: Mapping[str, str]) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(_rebuild(v, f"{path}[{i}]", redacted) for i, v in enumerate(value))
     return value
+
+
+_PAST = {Action.OFF: "passed", Action.FLAG: "flagged", Action.REDACT: "redacted",
+         Action.BLOCK: "blocked"}
