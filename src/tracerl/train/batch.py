@@ -7,7 +7,6 @@ on sampled action tokens; prompt, observation and padding columns are 0.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +15,7 @@ from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedModel
 
 from tracerl.policy.precision import autocast
+from tracerl.policy.sampler import cache_kwarg
 from tracerl.types import Trajectory
 
 
@@ -97,11 +97,6 @@ def _chunk_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.
     return picked - torch.logsumexp(logits, dim=-1)  # (N,)
 
 
-def _cache_kwarg(decoder: torch.nn.Module) -> str:
-    params = inspect.signature(decoder.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
-
-
 def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
                           attention_mask: torch.Tensor, prompt_lens: torch.Tensor
                           ) -> torch.Tensor | None:
@@ -142,7 +137,7 @@ def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
     resp_ids = input_ids.gather(1, cols.clamp(max=length - 1)) * inside
     resp_mask = attention_mask.gather(1, cols.clamp(max=length - 1)) * inside
     out2 = decoder(input_ids=resp_ids, attention_mask=torch.cat([prompt_mask[g], resp_mask], 1),
-                   position_ids=cols, use_cache=True, **{_cache_kwarg(decoder): cache})
+                   position_ids=cols, use_cache=True, **{cache_kwarg(decoder): cache})
     prompt_hidden, resp_hidden = out.last_hidden_state, out2.last_hidden_state
     pieces = [torch.cat([prompt_hidden[u, width - p:], resp_hidden[i, :length - p]])
               for i, (u, p) in enumerate(zip(group, lens, strict=True))]
