@@ -13,10 +13,11 @@ import torch
 from transformers import PreTrainedModel
 
 from tracerl.algorithms.kl import kl_estimate
-from tracerl.algorithms.losses import aggregate, clipped_value_loss, is_stats
+from tracerl.algorithms.losses import aggregate, clipped_value_loss, is_stats, loss_share
 from tracerl.train.batch import TokenBatch, batch_logprobs
 from tracerl.train.config import RLConfig
 from tracerl.train.methods import is_weights, policy_loss
+from tracerl.train.micro import micro_batches
 from tracerl.train.value import ValueModel
 
 
@@ -76,40 +77,59 @@ def logprobs_no_grad(model: PreTrainedModel, batch: TokenBatch, temperature: flo
         model.train(was)
 
 
-def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfig) -> float:
-    values = critic.model(mb.input_ids, mb.attention_mask)  # (b, T)
-    loss = clipped_value_loss(values, critic.old_values[idx], critic.returns[idx], mb.loss_mask,
-                              cfg.value_clip, cfg.loss_agg)
+def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfig,
+                 micro_tokens: int) -> float:
     critic.optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    total = 0.0
+    for piece in micro_batches(mb, micro_tokens):
+        part = piece.of(mb)
+        values = critic.model(part.input_ids, part.attention_mask)  # (b, l-1)
+        rows = idx[piece.rows.to(idx.device)]
+        width = part.loss_mask.shape[1]
+        loss = clipped_value_loss(values, critic.old_values[rows, :width],
+                                  critic.returns[rows, :width], part.loss_mask,
+                                  cfg.value_clip, cfg.loss_agg)
+        loss = loss * loss_share(part.loss_mask, mb.loss_mask, cfg.loss_agg)
+        loss.backward()
+        total += loss.item()
     torch.nn.utils.clip_grad_norm_(critic.model.parameters(), cfg.grad_clip)
     critic.optimizer.step()
-    return loss.item()
+    return total
 
 
 def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: TokenBatch,
                  old_logp: torch.Tensor, weights: torch.Tensor | None,
-                 ref_logp: torch.Tensor | None, cfg: RLConfig) -> PolicyStepStats:
-    logp = batch_logprobs(model, mb, cfg.temperature)  # (b, T), 0 off the loss mask
-    pg, stats = policy_loss(cfg)(logp, old_logp, mb.advantages, mb.loss_mask,
-                                    clip_low=cfg.clip_low, clip_high=cfg.clip_high,
-                                    agg=cfg.loss_agg, weights=weights)
-    kl = torch.zeros(())
-    if ref_logp is not None:
-        kl = aggregate(kl_estimate(logp, ref_logp, cfg.kl_estimator), mb.loss_mask, cfg.loss_agg)
-    loss = pg + cfg.kl_coef * kl
+                 ref_logp: torch.Tensor | None, cfg: RLConfig,
+                 micro_tokens: int) -> PolicyStepStats:
+    """One optimiser step on the minibatch `mb`, its gradient accumulated over
+    micro-batches (tracerl.train.micro); the statistics are share-weighted means."""
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    sums = torch.zeros(5, dtype=torch.float64)  # loss, pg, kl, clip fraction, approx kl
+    for piece in micro_batches(mb, micro_tokens):
+        part = piece.of(mb)
+        logp = batch_logprobs(model, part, cfg.temperature)  # (b, l-1), 0 off the mask
+        pg, stats = policy_loss(cfg)(logp, piece.cols(old_logp), part.advantages,
+                                     part.loss_mask, clip_low=cfg.clip_low,
+                                     clip_high=cfg.clip_high, agg=cfg.loss_agg,
+                                     weights=None if weights is None else piece.cols(weights))
+        kl = torch.zeros(())
+        if ref_logp is not None:
+            kl = aggregate(kl_estimate(logp, piece.cols(ref_logp), cfg.kl_estimator),
+                           part.loss_mask, cfg.loss_agg)
+        loss = pg + cfg.kl_coef * kl
+        share = loss_share(part.loss_mask, mb.loss_mask, cfg.loss_agg)
+        (loss * share).backward()
+        sums += share * torch.tensor([loss.item(), pg.item(), kl.item(), stats.clip_fraction,
+                                      stats.approx_kl], dtype=torch.float64)
     gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     optimizer.step()
-    return PolicyStepStats(loss.item(), pg.item(), kl.item(), stats.clip_fraction,
-                           stats.approx_kl, float(gn))
+    return PolicyStepStats(*sums.tolist(), grad_norm=float(gn))
 
 
 def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: TokenBatch,
                cfg: RLConfig, generator: torch.Generator, dropped: int,
                ref_logp: torch.Tensor | None = None, critic: Critic | None = None,
-               train_policy: bool = True) -> UpdateMetrics:
+               train_policy: bool = True, micro_tokens: int = 0) -> UpdateMetrics:
     """Update the policy (unless `train_policy` is False: critic warm-up) and the critic.
 
     With `rl.tis_cap` > 0 the ratio's denominator is the trainer's own logprob before
@@ -117,7 +137,8 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
     ratio p_trainer / p_sampler, per token or per sequence (`rl.tis_level`): AReaL's
     decoupled objective when the sampler is stale (async runs). Otherwise the
     denominator is the sampler's behaviour logprob (plain PPO/GRPO).
-    `ref_logp` (B, T) adds the KL loss term (kl_placement=loss).
+    `ref_logp` (B, T) adds the KL loss term (kl_placement=loss). Each optimiser step's
+    gradient is accumulated over micro-batches of at most `micro_tokens` positions.
     """
     old_logp, weights = batch.old_logp, None
     if cfg.tis_cap > 0:
@@ -137,9 +158,10 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
                 row[:6] = torch.tensor(astuple(_policy_step(
                     model, optimizer, mb, old_logp[chunk],
                     None if weights is None else weights[chunk],
-                    ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg)))
+                    ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg,
+                    micro_tokens)))
             if critic is not None:
-                row[6] = _critic_step(critic, mb, chunk, cfg)
+                row[6] = _critic_step(critic, mb, chunk, cfg, micro_tokens)
             sums += row
             n += 1
     avg = (sums / max(1, n)).tolist()
