@@ -27,7 +27,7 @@ from tracerl.evals.metrics.overlap import (
     references,
     tokens,
 )
-from tracerl.evals.metrics.structured import NoJson, output_json
+from tracerl.evals.metrics.structured import NoJson, answer_json_or_none, output_json
 from tracerl.evals.metrics.text import gold_number, last_number, normalise
 
 SetScore = Literal["f1", "precision", "recall"]
@@ -164,14 +164,16 @@ def _canonical(x: Any) -> str:
     return json.dumps(x, sort_keys=True, ensure_ascii=False)
 
 
-def list_items(text: str) -> list[str]:
+def list_items(text: str, value: Any = ...) -> list[str]:
     """A list answer's items, in order: a JSON array (anywhere in the text), else the
     lines / comma- or semicolon-separated parts, bullets and numbering removed;
-    normalised (casefolded, whitespace collapsed), blanks dropped."""
-    try:
-        value = output_json(text)
-    except NoJson:
-        value = None
+    normalised (casefolded, whitespace collapsed), blanks dropped. `value`: the text's
+    JSON when already parsed (None: it holds none)."""
+    if value is ...:
+        try:
+            value = output_json(text)
+        except NoJson:
+            value = None
     if isinstance(value, list):
         parts = [_canonical(v) for v in value]
     else:
@@ -226,7 +228,7 @@ class SetF1:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         gold = reference_items(item, self.reference_key)
-        out = item.derived("list_items", list_items)
+        out = item.derived("list_items", lambda text: list_items(text, answer_json_or_none(item)))
         p, r, f1 = set_scores(out, gold)
         value = {"precision": p, "recall": r, "f1": f1}[self.score]
         return MetricResult(value, passed=f1 == 1.0,
