@@ -88,30 +88,35 @@ _ORDER_SHIFT = 58  # n-gram codes carry their order in the bits above this
 
 
 def order_matches(cand: str, ref: str, orders: int) -> list[int]:
-    """The same counts as `order_matches_loop`, vectorised: each character becomes its
-    rank in the two strings' joint alphabet, each n-gram the exact integer of its ranks
-    (`bits` per character, its order on top), so one sort per string and one
-    intersection count every order at once. Falls back to the loop when the alphabet is
-    too large for the codes to fit in 64 bits."""
+    """The same counts as `order_matches_loop`, vectorised: each n-gram becomes the
+    exact integer of its characters (`bits` per character, its order on top): the code
+    points themselves when they are narrow enough (ASCII text: 7 bits), else their ranks
+    in the two strings' joint alphabet. The candidate's codes are sorted once and each
+    distinct reference n-gram's count in them is found by binary search. Falls back to
+    the loop when the alphabet is too large for the codes to fit in 64 bits."""
     points = np.frombuffer((cand + ref).encode("utf-32-le"), dtype=np.uint32)
-    alphabet, dense = np.unique(points, return_inverse=True)
-    bits = int(len(alphabet)).bit_length()
+    bits = int(points.max()).bit_length()
     if bits * orders > _ORDER_SHIFT:
-        return order_matches_loop(cand, ref, orders)
-    dense = dense.astype(np.int64) + 1
+        alphabet, dense = np.unique(points, return_inverse=True)
+        bits = int(len(alphabet)).bit_length()
+        if bits * orders > _ORDER_SHIFT:
+            return order_matches_loop(cand, ref, orders)
+        x = dense.astype(np.int64) + 1
+    else:
+        x = points.astype(np.int64)
 
     def codes(x: np.ndarray) -> np.ndarray:
-        out, g = [], x
-        for n in range(1, orders + 1):
-            if n > 1:
-                g = (g[:-1] << bits) | x[n - 1:]
+        out, g = [x | (1 << _ORDER_SHIFT)], x
+        for n in range(2, orders + 1):
+            g = (g[:-1] << bits) | x[n - 1:]
             out.append(g | (n << _ORDER_SHIFT))
         return np.concatenate(out)
 
-    uc, cc = np.unique(codes(dense[: len(cand)]), return_counts=True)
-    ur, cr = np.unique(codes(dense[len(cand):]), return_counts=True)
-    common, ia, ib = np.intersect1d(uc, ur, assume_unique=True, return_indices=True)
-    per_order = np.bincount(common >> _ORDER_SHIFT, weights=np.minimum(cc[ia], cr[ib]),
+    in_cand = np.sort(codes(x[: len(cand)]))
+    distinct, in_ref = np.unique(codes(x[len(cand):]), return_counts=True)
+    found = (np.searchsorted(in_cand, distinct, "right")
+             - np.searchsorted(in_cand, distinct, "left"))
+    per_order = np.bincount(distinct >> _ORDER_SHIFT, weights=np.minimum(found, in_ref),
                             minlength=orders + 1)
     return [int(per_order[n]) for n in range(1, orders + 1)]
 
