@@ -28,9 +28,8 @@ def ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
 
 
 def clipped_overlap(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) -> int:
-    """sum over n-grams of min(count in a, count in b), walking the smaller counter."""
-    small, large = (a, b) if len(a) <= len(b) else (b, a)
-    return sum(min(c, large.get(g, 0)) for g, c in small.items())
+    """sum over n-grams of min(count in a, count in b), walking the n-grams both have."""
+    return sum([min(a[g], b[g]) for g in a.keys() & b.keys()])
 
 
 def answer_ngrams(item: EvalItem, n: int) -> Counter[tuple[str, ...]]:
@@ -54,9 +53,9 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
     log_sum = 0.0
     for n in range(1, max_n + 1):
         cand = candidate_ngrams(n) if candidate_ngrams else ngrams(candidate, n)
-        best: Counter[tuple[str, ...]] = Counter()
-        for ref in references:
-            best |= ngrams(ref, n)
+        best = ngrams(references[0], n)
+        for ref in references[1:]:
+            best = best | ngrams(ref, n)
         matched = clipped_overlap(cand, best)
         total = max(len(candidate) - n + 1, 0)
         if smoothing == "add1" and n > 1:
@@ -135,6 +134,12 @@ def levenshtein(a: str, b: str) -> int:
     return dist
 
 
+def reference_tokens(item: EvalItem, key: str) -> list[list[str]]:
+    """`tokens` of each reference text of field `key`, once per item (BLEU and the
+    ROUGEs share them); Unjudged as `references`."""
+    return item.memo(f"ref_tokens:{key}", lambda: [tokens(r) for r in references(item, key)])
+
+
 def references(item: EvalItem, key: str) -> list[str]:
     """The reference text(s) of field `key`; none, or only blank ones, is Unjudged (an
     overlap with nothing is undefined, not 0)."""
@@ -162,7 +167,7 @@ class Bleu:
     name: str = "bleu"
 
     def __call__(self, item: EvalItem) -> float:
-        refs = [tokens(r) for r in references(item, self.reference_key)]
+        refs = reference_tokens(item, self.reference_key)
         return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing,
                     lambda n: answer_ngrams(item, n))
 
@@ -182,8 +187,8 @@ class RougeL:
 
     def __call__(self, item: EvalItem) -> float:
         cand = item.derived("tokens", tokens)
-        return max(rouge_l(cand, tokens(r), self.beta)
-                   for r in references(item, self.reference_key))
+        return max(rouge_l(cand, r, self.beta)
+                   for r in reference_tokens(item, self.reference_key))
 
 
 @dataclass(frozen=True)

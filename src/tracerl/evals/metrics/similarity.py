@@ -24,8 +24,8 @@ from tracerl.evals.metrics.overlap import (
     answer_ngrams,
     clipped_overlap,
     ngrams,
+    reference_tokens,
     references,
-    tokens,
 )
 from tracerl.evals.metrics.structured import NoJson, answer_json_or_none, output_json
 from tracerl.evals.metrics.text import gold_number, last_number, normalise
@@ -70,8 +70,8 @@ class RougeN:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         cand = answer_ngrams(item, self.n)
-        return MetricResult(max(rouge_n(cand, tokens(r), self.n)
-                                for r in references(item, self.reference_key)))
+        return MetricResult(max(rouge_n(cand, r, self.n)
+                                for r in reference_tokens(item, self.reference_key)))
 
 
 def _char_ngrams(text: str, n: int) -> Counter[str]:
