@@ -26,7 +26,7 @@ from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
 from tracerl.evals.metrics.text import answer_whole_json, parse_json_output
-from tracerl.evals.tree_edit import json_tree, tree_edit_distance, tree_size
+from tracerl.evals.tree_edit import json_postorder, postorder_distance
 
 _DECODER = json.JSONDecoder()
 _JSON_START = re.compile(r'\{(?=[ \t\n\r]*["}])|\[(?=[ \t\n\r]*[-0-9"\[{\]tfnNI])')
@@ -310,11 +310,11 @@ class JsonTreeSimilarity:
     name: str = "json_tree_similarity"
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        want = json_tree(_expected(item, self.reference_key))
+        want = json_postorder(_expected(item, self.reference_key))
         try:
-            got = json_tree(answer_json(item))
+            got = item.derived("json_tree", lambda _: json_postorder(answer_json(item)))
         except NoJson as exc:
             return MetricResult(0.0, passed=False, details={"error": str(exc)})
-        dist = tree_edit_distance(got, want)
-        value = max(0.0, 1.0 - dist / max(tree_size(got), tree_size(want)))
+        dist = postorder_distance(got, want)
+        value = max(0.0, 1.0 - dist / max(len(got.labels), len(want.labels)))
         return MetricResult(value, passed=dist == 0, details={"distance": dist})
