@@ -105,31 +105,43 @@ def levenshtein(a: str, b: str) -> int:
     matching based on dynamic programming", in the global-distance form of Hyyro,
     2001): the vertical and horizontal +1/-1 deltas of one DP column are bit vectors
     over the longer string (Python integers have any width), one column per character
-    of the shorter one.
+    of the shorter one. A common prefix and suffix cost nothing and are cut first.
+    Complement is XOR with the mask, and the vectors are never masked: every operation
+    (and, or, xor, +, <<) carries information only upwards, so the garbage that
+    collects above bit m never reaches the bits read.
     """
+    if a == b:
+        return 0
+    start, stop = 0, min(len(a), len(b))
+    while start < stop and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < stop - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a, b = a[start: len(a) - end], b[start: len(b) - end]
     if len(a) > len(b):
         a, b = b, a
     m = len(b)
-    if m == 0:
-        return len(a)
+    if not a:
+        return m
     peq: dict[str, int] = {}
     for i, c in enumerate(b):
         peq[c] = peq.get(c, 0) | (1 << i)
     mask, last = (1 << m) - 1, 1 << (m - 1)
     pv, mv, dist = mask, 0, m
+    get = peq.get
     for c in a:
-        eq = peq.get(c, 0)
+        eq = get(c, 0)
         xv = eq | mv
         xh = (((eq & pv) + pv) ^ pv) | eq
-        ph = mv | (~(xh | pv) & mask)
+        ph = mv | (mask ^ (xh | pv))
         mh = pv & xh
         if ph & last:
             dist += 1
         elif mh & last:
             dist -= 1
-        ph = ((ph << 1) | 1) & mask  # row 0 grows by one per column: global distance
-        mh = (mh << 1) & mask
-        pv = mh | (~(xv | ph) & mask)
+        ph = (ph << 1) | 1  # row 0 grows by one per column: global distance
+        pv = (mh << 1) | (mask ^ (xv | ph))
         mv = ph & xv
     return dist
 
