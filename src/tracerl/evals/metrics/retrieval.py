@@ -118,7 +118,9 @@ class _Ranked:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         ranked = retrieved(item, self.retrieved_key)
-        return MetricResult(self.measure(ranked, relevance(item, self.relevant_key), self.k))
+        relevant = item.memo(f"relevance:{self.relevant_key}",
+                             lambda: relevance(item, self.relevant_key))
+        return MetricResult(self.measure(ranked, relevant, self.k))
 
 
 @dataclass(frozen=True)

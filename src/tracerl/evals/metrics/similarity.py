@@ -232,7 +232,8 @@ class SetF1:
             object.__setattr__(self, "name", f"set_{self.score}")
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        gold = reference_items(item, self.reference_key)
+        gold = item.memo(f"reference_items:{self.reference_key}",
+                         lambda: reference_items(item, self.reference_key))
         out = item.derived("list_items", lambda text: list_items(text, answer_json_or_none(item)))
         p, r, f1 = set_scores(out, gold)
         value = {"precision": p, "recall": r, "f1": f1}[self.score]

@@ -44,6 +44,13 @@ def _key(call: ToolCall) -> str:
     return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
 
 
+def call_keys(item: EvalItem) -> list[list[str]]:
+    """Per turn, each call's name + canonical arguments (what a repeat repeats), once
+    per item."""
+    return item.memo("call_keys", lambda: [[_key(c) for c in t.tool_calls]
+                                           for t in item.trajectory.turns])
+
+
 @dataclass(frozen=True)
 class ToolSelection:
     """Were the required tools used and the forbidden ones avoided?
@@ -144,8 +151,7 @@ class StepEfficiency:
         calls = calls_of(item)
         seen: set[str] = set()
         redundant = 0
-        for call in calls:
-            key = _key(call)
+        for key in (k for keys in call_keys(item) for k in keys):
             redundant += key in seen
             seen.add(key)
         score = 1.0 - redundant / len(calls) if calls else 1.0
@@ -154,11 +160,8 @@ class StepEfficiency:
 
 def _steps(item: EvalItem) -> list[str]:
     """One token per turn: its tool calls if any, else its text (what a loop repeats)."""
-    out = []
-    for turn in item.trajectory.turns:
-        out.append("|".join(_key(c) for c in turn.tool_calls) if turn.tool_calls
-                   else "text:" + turn.action_text.strip())
-    return out
+    return ["|".join(keys) if keys else "text:" + turn.action_text.strip()
+            for turn, keys in zip(item.trajectory.turns, call_keys(item), strict=True)]
 
 
 def find_loop(steps: Sequence[str], min_repeats: int, max_period: int) -> tuple[int, int, int]:
