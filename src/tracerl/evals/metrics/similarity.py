@@ -105,18 +105,18 @@ def order_matches(cand: str, ref: str, orders: int) -> list[int]:
     else:
         x = points.astype(np.int64)
 
-    def codes(x: np.ndarray) -> np.ndarray:
-        out, g = [x | (1 << _ORDER_SHIFT)], x
-        for n in range(2, orders + 1):
-            g = (g[:-1] << bits) | x[n - 1:]
-            out.append(g | (n << _ORDER_SHIFT))
-        return np.concatenate(out)
-
-    in_cand = np.sort(codes(x[: len(cand)]))
-    distinct, in_ref = np.unique(codes(x[len(cand):]), return_counts=True)
-    found = (np.searchsorted(in_cand, distinct, "right")
-             - np.searchsorted(in_cand, distinct, "left"))
-    per_order = np.bincount(distinct >> _ORDER_SHIFT, weights=np.minimum(found, in_ref),
+    split, g = len(cand), x
+    in_cand, in_ref = [x[:split] | (1 << _ORDER_SHIFT)], [x[split:] | (1 << _ORDER_SHIFT)]
+    for n in range(2, orders + 1):  # n-grams of the joined strings, minus those across it
+        g = (g[:-1] << bits) | x[n - 1:]
+        tagged = g | (n << _ORDER_SHIFT)
+        in_cand.append(tagged[: split - n + 1])
+        in_ref.append(tagged[split:])
+    cand_codes = np.sort(np.concatenate(in_cand))
+    distinct, ref_counts = np.unique(np.concatenate(in_ref), return_counts=True)
+    found = (np.searchsorted(cand_codes, distinct, "right")
+             - np.searchsorted(cand_codes, distinct, "left"))
+    per_order = np.bincount(distinct >> _ORDER_SHIFT, weights=np.minimum(found, ref_counts),
                             minlength=orders + 1)
     return [int(per_order[n]) for n in range(1, orders + 1)]
 
