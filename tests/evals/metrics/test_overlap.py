@@ -109,3 +109,19 @@ def test_bit_parallel_distances_equal_the_dynamic_programme():
         assert levenshtein(a, b) == _levenshtein_loop(a, b) == levenshtein(b, a), (a, b)
     assert levenshtein("", "") == 0 and levenshtein("abc", "abc") == 0
     assert levenshtein("aXa", "aa") == 1 and levenshtein("abab", "ab") == 2
+
+
+def test_clipped_overlap_equals_the_counter_intersection():
+    import random
+    from collections import Counter
+
+    from tracerl.evals.metrics.overlap import clipped_overlap, ngrams
+
+    rng = random.Random(0)
+    for _ in range(300):
+        a = [rng.choice("ab東é") for _ in range(rng.randint(0, 12))]
+        b = [rng.choice("ab東é") for _ in range(rng.randint(0, 12))]
+        for n in (1, 2, 3):
+            ga, gb = ngrams(a, n), ngrams(b, n)
+            assert clipped_overlap(ga, gb) == sum((ga & gb).values()) == sum(
+                (Counter(ga) & Counter(gb)).values())
