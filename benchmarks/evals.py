@@ -12,6 +12,12 @@ and sometimes a Python block; each with every reference field some metric reads
 calls, step budget, tags). Every catalogue entry of kind "deterministic" or
 "measurement" runs on every item.
 
+Every timed evaluation is a first one: items are built anew from the records and
+metrics anew from the catalogue before each (untimed), so it pays for the views of the
+answer that metrics share (tokens, parsed JSON, reference calls) and starts with empty
+memos (action_safety's findings per argument text). An evaluation repeated on the same
+objects would measure cached work.
+
 Prints (markdown, the figures of docs/benchmarks.md "## Eval metric catalogue"):
 1. evaluate() over all items: wall and CPU seconds (best of the repetitions); the sum
    over 10 chunks of 100 items of each chunk's fastest wall time (the `timeit` way to
@@ -22,7 +28,11 @@ Prints (markdown, the figures of docs/benchmarks.md "## Eval metric catalogue"):
    guard's `check_observation` on 2 KB of realistic text (benchmarks/guard.py), against
    the 0.528 ms recorded for it in docs/benchmarks.md ("Guardrails", load average 3.6);
    the catalogue's CPU time scaled by that ratio estimates it on that quieter machine;
-3. per-metric CPU cost in microseconds per item, slowest first.
+3. per-metric CPU cost in microseconds per item, slowest first, each cell timed inside
+   an evaluation in catalogue order (the first metric that needs a shared view pays).
+
+To compare two versions of the code, run this script with each on PYTHONPATH in turn,
+alternating (it needs only the public evals API).
 """
 
 from __future__ import annotations
