@@ -3,6 +3,7 @@ to score every rollout as a reward? Target (issue 16): under 2 s on the 2-core d
 
     .venv/bin/python benchmarks/evals.py               # 1,000 items, 3 repetitions
     .venv/bin/python benchmarks/evals.py --items 200   # quicker
+    .venv/bin/python benchmarks/evals.py --baseline ../main/src --compare-only
 
 Items are agent conversations of the kind the catalogue is for, built from a seed: a
 question, two or three tool-calling turns (search, fetch, sometimes a malformed call or
@@ -31,16 +32,23 @@ Prints (markdown, the figures of docs/benchmarks.md "## Eval metric catalogue"):
 3. per-metric CPU cost in microseconds per item, slowest first, each cell timed inside
    an evaluation in catalogue order (the first metric that needs a shared view pays).
 
-To compare two versions of the code, run this script with each on PYTHONPATH in turn,
-alternating (it needs only the public evals API).
+`--baseline ../main/src` first times another checkout's code against this one in the
+same process (a renamed copy of it), chunk by chunk of 100 items, alternating which goes
+first: a ratio that a shared machine's changing load does not skew.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import random
+import re
+import shutil
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from guard import realistic, timed
 from tracerl.evals import evaluate
@@ -162,13 +170,67 @@ def per_metric(records: list[dict], reps: int) -> dict[str, float]:
     return best
 
 
+def load_baseline(src: str) -> tuple:
+    """(evaluate, catalogue metrics factory, item_from_record) of another checkout's
+    `src` (say main's), imported beside this code as package `tracerl_baseline` (a copy
+    whose imports are rewritten), so that both versions run in one process."""
+    root = Path(tempfile.mkdtemp(prefix="evals-baseline-"))
+    shutil.copytree(Path(src) / "tracerl", root / "tracerl_baseline",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for py in (root / "tracerl_baseline").rglob("*.py"):
+        text = py.read_text(encoding="utf-8")
+        py.write_text(re.sub(r"\btracerl(?=\.|\s+import\b)", "tracerl_baseline", text),
+                      encoding="utf-8")
+    sys.path.insert(0, str(root))
+    ev = importlib.import_module("tracerl_baseline.evals")
+    cat = importlib.import_module("tracerl_baseline.evals.catalogue")
+    items = importlib.import_module("tracerl_baseline.evals.items")
+
+    def metrics() -> list:
+        return [cat.build(e.name, **OPTIONS.get(e.name, {})) for e in cat.CATALOGUE
+                if e.kind in ("deterministic", "measurement")]
+
+    return ev.evaluate, metrics, items.item_from_record
+
+
+def compare_with(src: str, records: list[dict], reps: int) -> None:
+    """This code against the baseline in one process, chunk by chunk of 100 items,
+    alternating which goes first; per chunk the fastest CPU time of `reps` first
+    evaluations (fresh items, fresh metrics), summed over the chunks."""
+    sides = {"baseline": load_baseline(src),
+             "this code": (evaluate, catalogue_metrics, item_from_record)}
+    chunks = [records[i: i + 100] for i in range(0, len(records), 100)]
+    best = {k: [float("inf")] * len(chunks) for k in sides}
+    for rep in range(reps):
+        for c, chunk in enumerate(chunks):
+            for k in sorted(sides, reverse=(rep + c) % 2 == 1):
+                run, make_metrics, make_item = sides[k]
+                metrics = make_metrics()
+                items = [make_item(r, f"gen:{i}") for i, r in enumerate(chunk)]
+                c0 = time.process_time()
+                run(metrics, items)
+                best[k][c] = min(best[k][c], time.process_time() - c0)
+    old, new = sum(best["baseline"]), sum(best["this code"])
+    print(f"\nbaseline {src}: {old:.3f} s CPU, this code {new:.3f} s CPU (sums of "
+          f"per-chunk minima over {reps} alternating repetitions): ratio {new / old:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--baseline", metavar="SRC",
+                        help="also time another checkout's src/ (e.g. ../main/src) against "
+                             "this code in the same process, alternating chunk by chunk")
+    parser.add_argument("--compare-only", action="store_true",
+                        help="with --baseline: only the comparison")
     args = parser.parse_args()
     rng = random.Random(0)
     records = [make_record(rng, i) for i in range(args.items)]
+    if args.baseline:
+        compare_with(args.baseline, records, args.reps + 2)
+        if args.compare_only:
+            return
     metrics = catalogue_metrics()
     report = evaluate(metrics, fresh(records))  # warm-up, and a check that nothing fails
     if report.failures:
