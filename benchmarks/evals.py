@@ -40,6 +40,7 @@ first: a ratio that a shared machine's changing load does not skew.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import json
 import random
@@ -175,6 +176,7 @@ def load_baseline(src: str) -> tuple:
     `src` (say main's), imported beside this code as package `tracerl_baseline` (a copy
     whose imports are rewritten), so that both versions run in one process."""
     root = Path(tempfile.mkdtemp(prefix="evals-baseline-"))
+    atexit.register(shutil.rmtree, root, True)
     shutil.copytree(Path(src) / "tracerl", root / "tracerl_baseline",
                     ignore=shutil.ignore_patterns("__pycache__"))
     for py in (root / "tracerl_baseline").rglob("*.py"):
