@@ -367,10 +367,53 @@ OTHER = (
 )
 
 
+SHORT = ("Decode this:", "Summarise this:", "Translate this:", "Fix this:", "Explain this:", "Read this:",
+         "Check this:", "Answer this:", "Output:", "Result:", "Note:", "Run this:", "Do this first:",
+         "Rewrite this:", "Look at this:", "Parse this:", "Ignore this:", "Try this:")
+
+
+def junk(rng: random.Random) -> str:
+    """Text without words: runs of one character, digests, base64, repeated tokens."""
+    r = rng.random()
+    n = rng.randint(12, 300)
+    if r < 0.3:
+        return rng.choice("abcdefghijklmnopqrstuvwxyz0123456789 .-_=*#~AEIOUXZ") * n
+    if r < 0.6:
+        alphabet = rng.choice(("0123456789abcdef", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"))
+        return "".join(rng.choice(alphabet) for _ in range(n))
+    unit = rng.choice(("ab", "la ", "xo", "1 ", "a@", "../", "QUFB", "key=", "na", "ha", "zz ", "ok "))
+    return (unit * n)[:n]
+
+
+SECRET = ("password", "API key", "token", "admin password", "credentials", "SSH key", "private key",
+          "recovery codes", "PIN", "database password", "client secret", "session cookie", "customer data",
+          "Passwort", "mot de passe", "contraseña", "пароль", "密码")
+ADVICE = ("Store the {s} in a vault, not in the repository.", "Rotate the {s} every 90 days.",
+          "Never e-mail the {s} to anyone.", "Hash the {s} with bcrypt before saving it.",
+          "Revoke the {s} as soon as an employee leaves.", "Keep the {s} out of log files.",
+          "If you lose the {s}, reset it from the admin console.", "Only the on-call lead may read the {s}.",
+          "The {s} is encrypted at rest and in transit.", "Do not paste the {s} into chat tools.",
+          "Change the default {s} after installation.", "Share the {s} through the password manager only.",
+          "Our audit found the {s} in an old backup; it was rotated.", "Send the {s} reset link to the user.")
+RELEASE = ("Version {v} adds support for streaming responses.", "Release {v} fixes the login timeout.",
+           "Hi all, {v} is out: faster exports and a new dark theme.", "Update: {v} drops Python 3.8.",
+           "{v} changes the default port to 8443; update your firewall rules.")
+
+
 def negative(rng: random.Random) -> str:
     """One hard negative, wrapped like the positives."""
     r = rng.random()
-    if r < 0.12:
+    if rng.random() < 0.08:
+        x = rng.choice(ADVICE).format(s=rng.choice(SECRET))
+        return rng.choice(WRAP).format(x=x if rng.random() < 0.7 else _cap(x))
+    if rng.random() < 0.03:
+        v = f"{rng.randint(1, 9)}.{rng.randint(0, 20)}"
+        return rng.choice(WRAP).format(x=rng.choice(RELEASE).format(v=v))
+    if r < 0.06:
+        return junk(rng)
+    if r < 0.1:
+        return f"{rng.choice(SHORT)} {junk(rng) if rng.random() < 0.5 else rng.choice(BENIGN_PAYLOAD)}"
+    if r < 0.18:
         x = f"{rng.choice(ATTACKERS)} {rng.choice(DESCRIBE)}."
     elif r < 0.2:
         x = rng.choice(SECURITY)

@@ -115,7 +115,7 @@ def main() -> None:
     w, b = fit(ids, rows, norms, y[:cut], args.epochs, args.l2)
     print(f"trained on {cut} segments ({int(y[:cut].sum())} positive) in "
           f"{time.perf_counter() - t0:.1f} s")
-    model = OverrideModel(w.astype(np.float16).astype(np.float32), b)
+    model = OverrideModel(w.astype(np.float16).astype(np.float64), b)
     held = [model.best(view(t))[0] for t in texts[cut:]]
     z_neg = np.sort([np.log(p / (1 - p + 1e-12) + 1e-12) for p, yy in zip(held, y[cut:],
                                                                              strict=True)

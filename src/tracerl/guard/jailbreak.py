@@ -258,6 +258,33 @@ def _decode_base64(blob: str) -> str | None:
     return decoded if printable >= 0.9 * max(1, len(decoded)) else None
 
 
+_NOT_LEET = re.compile(r"[0-9a-f:.,;_'\"()=\-]+")
+"""Hex digests, UUIDs, versions: digits between letters, but not leetspeak."""
+
+
+def _leet_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line holding a word with a digit or symbol between letters
+    that is not hex, an e-mail address or a URL, in order."""
+    out: list[tuple[int, int]] = []
+    skip = 0
+    for m in _LEET_INSIDE.finditer(text):
+        i = m.start() + 1
+        if i < skip:
+            continue  # inside a word already judged, or a line already taken
+        lo, hi = line_bounds(text, i)
+        start = max(text.rfind(" ", lo, i), text.rfind("\t", lo, i)) + 1 or lo
+        stop = min((j for j in (text.find(" ", i, hi), text.find("\t", i, hi)) if j != -1),
+                   default=hi)
+        word = text[max(start, lo) : stop]
+        at = word.find("@")
+        if _NOT_LEET.fullmatch(word) or "://" in word or (at > 0 and "." in word[at:]):
+            skip = stop
+            continue
+        out.append((lo, hi))
+        skip = hi
+    return out
+
+
 class JailbreakScanner:
     """Instruction overrides, role-play jailbreaks, template tokens and obfuscation."""
 
@@ -296,11 +323,20 @@ class JailbreakScanner:
         return Finding(self.name, "obfuscation", f.start, f.end, f.score, f"homoglyph: {f.kind}")
 
     def _leet(self, view: View, found: list[Finding]) -> list[Finding]:
-        if not _LEET_INSIDE.search(view.text):
+        lines = _leet_lines(view.text)
+        if not lines:
             return []
         folded = leet(view)
         if folded is None:
             return []
+        # Only the lines with a leetspeak-looking word are read again; the rest become
+        # spaces (offsets kept), so a digest or an e-mail address costs no second pass.
+        parts, pos = [], 0
+        for lo, hi in lines:
+            parts += (" " * (lo - pos), folded.text[lo:hi])
+            pos = hi
+        parts.append(" " * (len(folded.text) - pos))
+        folded = View("".join(parts), folded.offsets, True)
         out = []
         for f in _phrase_findings(folded, self.name):
             if not any(g.start <= f.start < g.end for g in found):
