@@ -53,7 +53,8 @@ def main() -> int:
                 wall[name].append((time.perf_counter() - t0) * 1e3)
                 cpu[name].append((time.thread_time_ns() - c0) / 1e6)
     print(f"{args.blocks * 150} scans of 2 KB per tree")
-    print("| tree | wall p50 ms | wall p99 ms | cpu p50 ms | cpu p99 ms |\n|---|---:|---:|---:|---:|")
+    print("| tree | wall p50 ms | wall p99 ms | cpu p50 ms | cpu p99 ms |")
+    print("|---|---:|---:|---:|---:|")
     for name in scans:
         w, c = sorted(wall[name]), sorted(cpu[name])
         p99 = int(len(w) * 0.99)

@@ -20,10 +20,10 @@ from guard_corpus.paraphrase_sets import SETS, SETS_2
 
 from guard_model.generate import dataset
 from tracerl.guard.findings import lower_same_length
-from tracerl.guard.normalize import canonical
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
-from tracerl.guard.override_model import (BITS, ORDERS, OverrideModel, codes_of, gram_buckets, load,
-                                          save)
+from tracerl.guard.normalize import canonical
+from tracerl.guard import override_model
+from tracerl.guard.override_model import BITS, ORDERS, OverrideModel, codes_of, gram_buckets
 
 DEV_FPR = 0.02
 """Most false positives allowed on the development negatives when the bias is calibrated."""
@@ -103,7 +103,7 @@ def main() -> None:
                         help="only re-calibrate the bias of the shipped model on dev data")
     args = parser.parse_args()
     if args.calibrate_only:
-        save(calibrate(load()))
+        override_model.save(calibrate(override_model.load()))
         print("wrote src/tracerl/guard/override_model.npz")
         return
     corpus = [i.text for i in load_corpus("dev") if not (i.positive and i.category == "jailbreak")]
@@ -128,7 +128,7 @@ def main() -> None:
     fpr = float(((held >= 0.5) & (yh == 0)).sum() / (yh == 0).sum())
     print(f"held-back generated segments: recall {rec:.3f}, FPR {fpr:.4f} "
           f"(bias shifted by {shift:.2f})")
-    save(calibrate(model))
+    override_model.save(calibrate(model))
     print("wrote src/tracerl/guard/override_model.npz")
 
 
