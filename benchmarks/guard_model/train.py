@@ -19,10 +19,10 @@ from guard_corpus import load_corpus
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 
 from guard_model.generate import dataset
+from tracerl.guard import override_model
 from tracerl.guard.findings import lower_same_length
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
 from tracerl.guard.normalize import canonical
-from tracerl.guard import override_model
 from tracerl.guard.override_model import BITS, ORDERS, OverrideModel, codes_of, gram_buckets
 
 DEV_FPR = 0.02
