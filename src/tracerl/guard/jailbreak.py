@@ -20,8 +20,6 @@ import base64
 import binascii
 import re
 
-import numpy as np
-
 from tracerl.guard import override_model
 from tracerl.guard.findings import (
     Finding,
@@ -102,25 +100,31 @@ _TEMPLATE = re.compile(
     r"|</?function_call>|<start_of_turn>|<end_of_turn>|<｜[^｜\n]{1,30}｜>"
 )  # fmt: skip
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,4096}={0,2}")
-_LETTER = np.zeros(128, dtype=bool)
-_LETTER[ord("a") : ord("z") + 1] = True
-_NON_HEX = np.zeros(128, dtype=bool)
-_NON_HEX[ord("g") : ord("z") + 1] = True
-_LEET_CHAR = np.zeros(128, dtype=bool)
-_LEET_CHAR[[ord(c) for c in "013457@$|+"]] = True
+_CLASSES = bytes(
+    ord("h") if chr(i) in "abcdef" else ord("g") if "g" <= chr(i) <= "z"
+    else ord("l") if chr(i) in "013457@$|+" else ord(" ")
+    for i in range(256)
+)
+"""Byte class of each ASCII character: h = hex letter, g = other letter, l = a digit or
+symbol leetspeak puts in place of a letter, space = anything else."""
 
 
-def _leet_inside(text: str) -> np.ndarray:
-    """Offsets of a digit or symbol between two letters, one of them outside a-f: hex
-    digests and UUIDs (and most e-mail addresses) never qualify, while every leetspeak
-    form of the words the phrases need does ("1gn0r3" has n0r, "pr3v10us" r3v). One
-    numpy pass: a character-class regex costs about 20 ns a character here."""
-    codes = np.minimum(override_model.codes_of(text), 127)
-    if len(codes) < 3:
-        return codes[:0]
-    left, mid, right = codes[:-2], codes[1:-1], codes[2:]
-    ok = _LEET_CHAR[mid] & _LETTER[left] & _LETTER[right] & (_NON_HEX[left] | _NON_HEX[right])
-    return np.flatnonzero(ok) + 1
+def _leet_inside(text: str) -> list[int]:
+    """Offsets of a digit or symbol between two letters, one of them outside a-f, in
+    order: hex digests and UUIDs (and most e-mail addresses) never qualify, while every
+    leetspeak form of the words the phrases need does ("1gn0r3" has n0r, "pr3v10us" r3v).
+    The text becomes a string of classes and the two shapes ("gl", "lg") are found with
+    bytes.find: a character-class regex costs about 20 ns a character here."""
+    cls = text.encode("ascii", "replace").translate(_CLASSES)
+    out = set()
+    for shape, mid in ((b"gl", 1), (b"lg", 0)):
+        i = cls.find(shape)
+        while i != -1:
+            j = i + mid  # the leet character
+            if j > 0 and cls[j - 1] in b"gh" and cls[j + 1 : j + 2] in (b"g", b"h"):
+                out.add(j)
+            i = cls.find(shape, i + 1)
+    return sorted(out)
 
 
 def _negated(m: re.Match[str], view: str) -> bool:
@@ -287,7 +291,7 @@ def _leet_lines(text: str) -> list[tuple[int, int]]:
     that is not hex, an e-mail address or a URL, in order."""
     out: list[tuple[int, int]] = []
     skip = 0
-    for i in _leet_inside(text).tolist():
+    for i in _leet_inside(text):
         if i < skip:
             continue  # inside a word already judged, or a line already taken
         lo, hi = line_bounds(text, i)
