@@ -33,9 +33,9 @@ from tracerl.guard.findings import (
 from tracerl.guard.normalize import View, canonical, leet
 
 CLASSIFIER_MIN_P = 0.7
-"""The override detector reports a segment at this probability or more. Chosen on
-development data (the corpus's dev split and paraphrase set 1, docs/benchmarks.md):
-at 0.5 it fired on 11% of set 1's hard negatives, at 0.7 on 1.9%, keeping 93% recall."""
+"""The override detector reports a segment at this probability or more. The trainer
+calibrates the model's bias so that this threshold fires on at most 2% of the
+development negatives (benchmarks/guard_model/train.py, docs/guard.md)."""
 _GAP = r"[^.!?\n]{0,60}?"
 _NEG = re.compile(r"\b(?:not|never|don't|do not|cannot|can't|won't|must not|shouldn't)\b")
 
