@@ -99,7 +99,11 @@ _TEMPLATE = re.compile(
     r"<\|[a-z_]{2,24}\|>|\[/?inst\]|<</?sys>>|</?tool_call>|</?tool_response>"
     r"|</?function_call>|<start_of_turn>|<end_of_turn>|<｜[^｜\n]{1,30}｜>"
 )  # fmt: skip
-_BASE64 = re.compile(r"[A-Za-z0-9+/]{24,4096}={0,2}")
+_BASE64_CLASSES = bytes(
+    ord("b") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/") else ord(" ")
+    for i in range(256)
+)
+_BASE64_RUN = b"b" * 24
 _CLASSES = bytes(
     ord("h") if chr(i) in "abcdef" else ord("g") if "g" <= chr(i) <= "z"
     else ord("l") if chr(i) in "013457@$|+" else ord(" ")
@@ -268,6 +272,28 @@ def _template_findings(view: View, name: str) -> list[Finding]:
     ]
 
 
+def _base64_spans(text: str) -> list[tuple[int, int]]:
+    """The spans `[A-Za-z0-9+/]{24,4096}={0,2}` finds with finditer, found instead by
+    mapping the text to byte classes and looking for 24 base64 characters in a row with
+    bytes.find: the regex tries a match at every letter of ordinary text (about 50 us
+    on 2 KB here, against a few us)."""
+    cls = text.encode("ascii", "replace").translate(_BASE64_CLASSES)
+    out: list[tuple[int, int]] = []
+    i = cls.find(_BASE64_RUN)
+    while i != -1:
+        stop = cls.find(b" ", i)
+        stop = len(cls) if stop == -1 else stop
+        while stop - i >= 24:
+            end = min(i + 4096, stop)
+            if end == stop:  # the run ends here: up to two "=" of padding may follow
+                while end < len(text) and end - stop < 2 and text[end] == "=":
+                    end += 1
+            out.append((i, end))
+            i = end
+        i = cls.find(_BASE64_RUN, stop)
+    return out
+
+
 def _decode_base64(blob: str) -> str | None:
     """The blob decoded as mostly printable UTF-8 text, else None."""
     blob = blob.rstrip("=")
@@ -369,13 +395,13 @@ class JailbreakScanner:
 
     def _base64(self, text: str) -> list[Finding]:
         out = []
-        for m in _BASE64.finditer(text):
-            decoded = _decode_base64(m.group())
+        for start, end in _base64_spans(text):
+            decoded = _decode_base64(text[start:end])
             if decoded is None:
                 continue
             inner = canonical(decoded, lower_same_length(decoded))
             hits = _phrase_findings(inner, self.name) + _template_findings(inner, self.name)
             if hits:
                 detail = f"base64: {hits[0].kind}"
-                out.append(Finding(self.name, "obfuscation", m.start(), m.end(), 0.9, detail))
+                out.append(Finding(self.name, "obfuscation", start, end, 0.9, detail))
         return out
