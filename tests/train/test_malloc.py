@@ -15,12 +15,12 @@ if sys.argv[1] == "1":
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
-# an 8 MB block, freed, then many 2 MB blocks: glibc raises its threshold to 8 MB on
-# the first free unless it is fixed, and the 2 MB blocks then stay in the heap
-big = libc.malloc(8 << 20); ctypes.memset(big, 1, 8 << 20); libc.free(big)
-blocks = [libc.malloc(2 << 20) for _ in range(100)]
+# a 24 MB block, freed, then many 6 MB blocks: glibc raises its threshold to 24 MB on
+# the first free unless it is fixed, and the 6 MB blocks then stay in the heap
+big = libc.malloc(24 << 20); ctypes.memset(big, 1, 24 << 20); libc.free(big)
+blocks = [libc.malloc(6 << 20) for _ in range(30)]
 for b in blocks:
-    ctypes.memset(b, 1, 2 << 20)
+    ctypes.memset(b, 1, 6 << 20)
 before = rss()
 for b in blocks[::2]:
     libc.free(b)
@@ -35,5 +35,5 @@ def _freed(fix: bool) -> int:
 
 
 def test_freed_large_blocks_go_back_to_the_os_only_with_the_fixed_threshold():
-    assert _freed(True) >= 90 << 20  # the 50 freed 2 MB blocks
+    assert _freed(True) >= 85 << 20  # the 15 freed 6 MB blocks
     assert _freed(False) < 10 << 20  # the heap keeps them

@@ -2,6 +2,8 @@
 over them that reproduces the whole-batch step (SFT, RL with every aggregation, the
 critic, DPO)."""
 
+import json
+
 import pytest
 import torch
 
@@ -14,7 +16,16 @@ from tracerl.train.micro import micro_batches, pack
 from tracerl.train.ppo import Critic, _critic_step, _policy_step
 from tracerl.train.value import ValueModel
 
-from .test_dpo import _pairs_file
+
+
+def _pairs_file(tmp_path, n):
+    lines = [json.dumps({"prompt": [{"role": "user", "content": f"Say a number {i}"}],
+                         "chosen": [{"role": "assistant", "content": f"{i * 7919}"}],
+                         "rejected": [{"role": "assistant", "content": "abcd"}]})
+             for i in range(n)]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n".join(lines))
+    return path
 
 
 def test_pack_fills_bins_in_order_and_isolates_oversized_items():

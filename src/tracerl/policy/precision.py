@@ -1,6 +1,7 @@
 """Weight precision and bfloat16 autocast of the training forward passes.
 
-`dtype=bfloat16` loads the weights in bfloat16. `dtype=bf16-autocast` keeps float32
+`dtype=bfloat16` loads the weights in bfloat16 (with a LoRA adapter, which stays float32,
+training forward passes autocast to bfloat16 too). `dtype=bf16-autocast` keeps float32
 weights (and float32 gradients and optimiser state) and runs the training forward passes
 under `torch.autocast(..., dtype=torch.bfloat16)`; the backward pass then follows the
 forward's dtypes (autocast is left before `backward()`, as torch recommends).
@@ -30,9 +31,13 @@ def weights_dtype(precision: Precision) -> torch.dtype:
     return WEIGHT_DTYPES[precision]
 
 
-def autocast_dtype(precision: Precision) -> torch.dtype | None:
-    """The dtype training forward passes autocast to (None: no autocast)."""
-    return torch.bfloat16 if precision == "bf16-autocast" else None
+def autocast_dtype(precision: Precision, lora: bool = False) -> torch.dtype | None:
+    """The dtype training forward passes autocast to (None: no autocast): bfloat16 for
+    bf16-autocast, and for a LoRA adapter (float32, as peft keeps it) on a bfloat16 base,
+    whose products then run in bfloat16 too."""
+    if precision == "bf16-autocast" or (precision == "bfloat16" and lora):
+        return torch.bfloat16
+    return None
 
 
 def set_autocast(model: torch.nn.Module, dtype: torch.dtype | None) -> None:
@@ -53,5 +58,22 @@ def autocast(model: torch.nn.Module) -> Iterator[None]:
         yield
         return
     device = next(model.parameters()).device.type
-    with torch.autocast(device_type=device, dtype=dtype):
+    with torch.autocast(device_type=device, dtype=dtype), _adapter_inputs_as_they_are(model):
         yield
+
+
+@contextlib.contextmanager
+def _adapter_inputs_as_they_are(model: torch.nn.Module) -> Iterator[None]:
+    """peft casts each adapter's input to the adapter's dtype (float32) before autocast
+    casts it back to bfloat16: two copies per adapted layer, and the float32 one is what
+    the backward pass keeps (on SmolLM2 with every linear layer adapted, most of an
+    update's activation memory). Under autocast the cast is pointless, so it is off
+    inside; the sampler, outside, keeps peft's default."""
+    layers = [m for m in model.modules() if hasattr(m, "cast_input_dtype_enabled")]
+    for m in layers:
+        m.cast_input_dtype_enabled = False
+    try:
+        yield
+    finally:
+        for m in layers:
+            m.cast_input_dtype_enabled = True

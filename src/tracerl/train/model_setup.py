@@ -32,7 +32,7 @@ def prepare_policy(policy: Policy, config: TrainConfig) -> Policy:
         log.warning("dtype=bfloat16 without LoRA trains bfloat16 weights: updates below "
                     "their precision (~0.4%% of a weight) are lost; bf16-autocast keeps "
                     "float32 weights")
-    set_autocast(policy.model, autocast_dtype(config.dtype))
+    set_autocast(policy.model, autocast_dtype(config.dtype, lora=has_adapter(policy.model)))
     return policy
 
 
