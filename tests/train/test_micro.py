@@ -17,7 +17,6 @@ from tracerl.train.ppo import Critic, _critic_step, _policy_step
 from tracerl.train.value import ValueModel
 
 
-
 def _pairs_file(tmp_path, n):
     lines = [json.dumps({"prompt": [{"role": "user", "content": f"Say a number {i}"}],
                          "chosen": [{"role": "assistant", "content": f"{i * 7919}"}],
