@@ -264,7 +264,7 @@ class AsyncRL:
         trained = sum(len(t.token_ids()) for g in groups for t in g.trajectories
                       if t.advantages is not None)
         times = StepTimes(wait_s, update_s, sample_tok_s=tokens / max(sample_s, 1e-9),
-                          update_tok_s=trained / max(update_s, 1e-9))
+                          update_tok_s=trained / max(update_s, 1e-9), sample_s=sample_s)
         trajs = [t for g in groups for t in g.trajectories]
         return RLStepMetrics.of(trajs, stats, times, update, trace_failures=trace_failures,
                                 extra=extra)
