@@ -88,9 +88,16 @@ def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfi
 
 
 def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: TokenBatch,
-                 old_logp: torch.Tensor, weights: torch.Tensor | None,
-                 ref_logp: torch.Tensor | None, cfg: RLConfig) -> PolicyStepStats:
+                 old_logp: torch.Tensor | None, weights: torch.Tensor | None,
+                 ref_logp: torch.Tensor | None, cfg: RLConfig,
+                 ) -> tuple[PolicyStepStats, torch.Tensor | None]:
+    """One gradient step; `old_logp` None means the proximal policy is this very forward
+    pass (see `proximal_in_pass`): its detached logprobs are the ratio's denominator and
+    the truncated-IS weights are computed from them here (returned for the statistics)."""
     logp = batch_logprobs(model, mb, cfg.temperature)  # (b, T), 0 off the loss mask
+    if old_logp is None:
+        old_logp = logp.detach()
+        weights = is_weights(cfg)(old_logp, mb.old_logp, mb.loss_mask, cfg.tis_cap)
     pg, stats = policy_loss(cfg)(logp, old_logp, mb.advantages, mb.loss_mask,
                                     clip_low=cfg.clip_low, clip_high=cfg.clip_high,
                                     agg=cfg.loss_agg, weights=weights)
@@ -103,7 +110,21 @@ def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: T
     gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     optimizer.step()
     return PolicyStepStats(loss.item(), pg.item(), kl.item(), stats.clip_fraction,
-                           stats.approx_kl, float(gn))
+                           stats.approx_kl, float(gn)), weights
+
+
+def proximal_in_pass(model: PreTrainedModel, cfg: RLConfig) -> bool:
+    """True when the proximal policy's logprobs equal the training pass's own (detached):
+    one epoch of one minibatch runs the update's only forward pass on the weights the
+    proximal policy names, and without dropout that pass is deterministic. The separate
+    no-grad pass is then skipped (a forward over the whole batch saved per update)."""
+    if cfg.update_epochs != 1 or cfg.minibatches != 1:
+        return False
+    config = getattr(model, "config", None)
+    rates = [getattr(config, k, 0.0) or 0.0 for k in
+             ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "attn_pdrop")]
+    return not any(rates) and not any(isinstance(m, torch.nn.Dropout) and m.p > 0
+                                      for m in model.modules())
 
 
 def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: TokenBatch,
@@ -119,11 +140,14 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
     denominator is the sampler's behaviour logprob (plain PPO/GRPO).
     `ref_logp` (B, T) adds the KL loss term (kl_placement=loss).
     """
-    old_logp, weights = batch.old_logp, None
-    if cfg.tis_cap > 0:
+    old_logp = batch.old_logp
+    weights = None
+    in_pass = cfg.tis_cap > 0 and train_policy and proximal_in_pass(model, cfg)
+    if cfg.tis_cap > 0 and not in_pass:
         old_logp = logprobs_no_grad(model, batch, cfg.temperature)
         weights = is_weights(cfg)(old_logp, batch.old_logp, batch.loss_mask, cfg.tis_cap)
     use_ref = ref_logp is not None and cfg.kl_placement == "loss" and cfg.kl_coef > 0
+    mask = batch.loss_mask
     model.train()
     sums = torch.zeros(7, dtype=torch.float64)
     n = 0
@@ -134,16 +158,19 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
             mb = batch.select(chunk)
             row = torch.zeros(7, dtype=torch.float64)
             if train_policy:
-                row[:6] = torch.tensor(astuple(_policy_step(
-                    model, optimizer, mb, old_logp[chunk],
+                step, used = _policy_step(
+                    model, optimizer, mb, None if in_pass else old_logp[chunk],
                     None if weights is None else weights[chunk],
-                    ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg)))
+                    ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg)
+                row[:6] = torch.tensor(astuple(step))
+                if in_pass:  # the one minibatch is the whole batch, permuted
+                    weights, mask = used, mb.loss_mask
             if critic is not None:
                 row[6] = _critic_step(critic, mb, chunk, cfg)
             sums += row
             n += 1
     avg = (sums / max(1, n)).tolist()
-    tis = None if weights is None else is_stats(weights, batch.loss_mask, cfg.tis_cap)
+    tis = None if weights is None else is_stats(weights, mask, cfg.tis_cap)
     return UpdateMetrics(*avg[:6], value_loss=avg[6],
                          tis_weight=1.0 if tis is None else tis.mean_weight,
                          tis_clip_fraction=0.0 if tis is None else tis.clip_fraction,
