@@ -2,17 +2,19 @@
 
 Same config, same seed, `calc` with a tool latency of 200 ms per call: the default
 sync loop (sample a batch, then update) against `rl.mode=async` (a rollout worker
-thread samples continuously while the learner updates), each in its own process so
-peak RSS is per mode. Then, for seed 0, `runtime=ray` with 2 rollout worker actors
-against the single-process async run, and per-component costs (learner update, weight
-sync, one worker's sampling rate, object sizes) from which docs/distributed.md
-estimates 8 and 64 workers.
+process samples continuously while the learner updates; its own knobs in ASYNC), each
+run in its own process so peak RSS is per mode. Then, for seed 0, `runtime=ray` (the
+learner, 2 rollout workers and a reward worker as actors) against the single-process
+async run, and per-component costs (sampling, tool waits, update, weight sync, object
+sizes) with the ratio they predict.
 
-    python benchmarks/async.py --model RUN_DIR [--seeds 3] [--steps 12] [--latency 200]
+    python benchmarks/async.py [--model RUN_DIR] [--seeds 3] [--steps 12] [--latency 200]
                                [--ray-workers 2] [key=value ...]
 
-Without --model it first makes a tool-using policy with a short SFT of the tiny model
-(sft.demos=3000, a few minutes). Throughput is trajectories trained per second of RL
+Without --model the starting policy is the default `tracerl train` SFT stage (SFT
+below), built once into ~/.cache/tracerl/bench and reused: the build takes about 4-5
+min on a quiet 2-core machine (27 min at nice 19 under load), and its policy solves
+about half the held-out tasks. Throughput is trajectories trained per second of RL
 step time (sync: rollout + update; async: waiting for groups + update + weight sync);
 held-out success is `eval.tasks` tasks at the end. Step 1 is left out of the
 throughput in both modes (in async it also waits for the worker process to start).
@@ -28,6 +30,7 @@ import json
 import multiprocessing as mp
 import os
 import pickle
+import queue
 import resource
 import statistics
 import tempfile
@@ -83,10 +86,23 @@ def run(model: str, overrides: list[str], out: Path) -> dict[str, float]:
     results = ctx.Queue()
     proc = ctx.Process(target=_child, args=(model, overrides, str(out), results))
     proc.start()
-    result = results.get()
+    while True:  # a child that dies (its traceback is on stderr) must not hang the benchmark
+        try:
+            result = results.get(timeout=1.0)
+            break
+        except queue.Empty:
+            if not proc.is_alive():
+                raise RuntimeError(f"the {out.name} run died (exit code {proc.exitcode})") from None
     proc.join()
     return result
 
+
+ASYNC = ["rl.mode=async", "rl.tis_cap=2", "rl.buffer_groups=16", "rl.max_staleness=4"]
+"""The async arm's own knobs. 16 groups in flight (4 steps' worth, against the default 8)
+let the worker sample 64 episodes per sampler call instead of 32 staggered ones; with the
+tiny model a sampler call costs about the same for either, so sampling per trajectory
+halves (measured: 1.25 -> 0.59 s per step of 16). The groups are then up to 4 versions
+old, so max_staleness is 4 (none were dropped); TIS corrects for the staleness."""
 
 SFT = ["stages=[sft]", "eval.tasks=100", "log.progress=false", "log.tensorboard=false",
        "trace.enabled=false", "threads=1"]
@@ -183,7 +199,7 @@ def main() -> None:
     model = args.model or sft_policy()
     common = [*BASE, f"rl.steps={args.steps}", f"task.calc.tool_latency={args.latency:g}",
               *args.overrides]
-    asyn = ["rl.mode=async", "rl.tis_cap=2", "rl.max_staleness=2"]
+    asyn = ASYNC
     print(f"calc, tool latency {args.latency:g} ms, {args.steps} steps of 4 tasks x G=4, "
           f"tiny policy from {model}", flush=True)
     results: dict[str, list[dict[str, float]]] = {"sync": [], "async": []}
