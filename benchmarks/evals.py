@@ -3,6 +3,7 @@ to score every rollout as a reward? Target (issue 16): under 2 s on the 2-core d
 
     .venv/bin/python benchmarks/evals.py               # 1,000 items, 3 repetitions
     .venv/bin/python benchmarks/evals.py --items 200   # quicker
+    .venv/bin/python benchmarks/evals.py --baseline ../main/src --compare-only
 
 Items are agent conversations of the kind the catalogue is for, built from a seed: a
 question, two or three tool-calling turns (search, fetch, sometimes a malformed call or
@@ -11,6 +12,12 @@ and sometimes a Python block; each with every reference field some metric reads
 (answer, phrase lists, schema, expected JSON, retrieved and relevant ids, reference
 calls, step budget, tags). Every catalogue entry of kind "deterministic" or
 "measurement" runs on every item.
+
+Every timed evaluation is a first one: items are built anew from the records and
+metrics anew from the catalogue before each (untimed), so it pays for the views of the
+answer that metrics share (tokens, parsed JSON, reference calls) and starts with empty
+memos (action_safety's findings per argument text). An evaluation repeated on the same
+objects would measure cached work.
 
 Prints (markdown, the figures of docs/benchmarks.md "## Eval metric catalogue"):
 1. evaluate() over all items: wall and CPU seconds (best of the repetitions); the sum
@@ -22,15 +29,27 @@ Prints (markdown, the figures of docs/benchmarks.md "## Eval metric catalogue"):
    guard's `check_observation` on 2 KB of realistic text (benchmarks/guard.py), against
    the 0.528 ms recorded for it in docs/benchmarks.md ("Guardrails", load average 3.6);
    the catalogue's CPU time scaled by that ratio estimates it on that quieter machine;
-3. per-metric CPU cost in microseconds per item, slowest first.
+3. per-metric CPU cost in microseconds per item, slowest first, each cell timed inside
+   an evaluation in catalogue order (the first metric that needs a shared view pays).
+
+`--baseline ../main/src` first times another checkout's code against this one in the
+same process (a renamed copy of it), chunk by chunk of 100 items, alternating which goes
+first: a ratio that a shared machine's changing load does not skew.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import importlib
 import json
 import random
+import re
+import shutil
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from guard import realistic, timed
 from tracerl.evals import evaluate
@@ -114,38 +133,119 @@ class ReadAnswer:
         return float(len(item.output_text()) > 0)
 
 
-def best_of(reps: int, fn) -> tuple[float, float]:  # noqa: ANN001 - a thunk
-    """(wall s, CPU s of this process) of the fastest of `reps` runs. On a shared
-    machine the CPU time is the closer estimate of an idle machine's wall time."""
+def best_of(reps: int, make_metrics, records: list[dict]) -> tuple[float, float]:  # noqa: ANN001
+    """(wall s, CPU s of this process) of the fastest of `reps` evaluations, each of
+    metrics built anew by `make_metrics()` on items built anew from `records` (both
+    untimed), so that every run pays for the views of the answer that metrics share
+    (tokens, parsed JSON...) and starts with empty metric memos, as a first evaluation
+    of new data does. On a shared machine the CPU time is the closer estimate of an
+    idle machine's wall time."""
     runs = []
     for _ in range(reps):
+        metrics, items = make_metrics(), fresh(records)
         t0, c0 = time.perf_counter(), time.process_time()
-        fn()
+        evaluate(metrics, items)
         runs.append((time.perf_counter() - t0, time.process_time() - c0))
     return min(runs)
+
+
+def fresh(records: list[dict]) -> list[EvalItem]:
+    return [item_from_record(r, f"gen:{i}") for i, r in enumerate(records)]
+
+
+def per_metric(records: list[dict], reps: int) -> dict[str, float]:
+    """CPU seconds per metric over all items, fastest of `reps`, each metric timed cell
+    by cell inside one evaluation of fresh items by fresh metrics in catalogue order
+    (the first metric to need a shared view of the answer pays for it)."""
+    best: dict[str, float] = {}
+    clock = time.process_time
+    for _ in range(reps):
+        metrics = catalogue_metrics()
+        spent = dict.fromkeys((m.name for m in metrics), 0.0)
+        for item in fresh(records):
+            for m in metrics:
+                c0 = clock()
+                score(m, item)
+                spent[m.name] += clock() - c0
+        best = {n: min(t, best.get(n, t)) for n, t in spent.items()}
+    return best
+
+
+def load_baseline(src: str) -> tuple:
+    """(evaluate, catalogue metrics factory, item_from_record) of another checkout's
+    `src` (say main's), imported beside this code as package `tracerl_baseline` (a copy
+    whose imports are rewritten), so that both versions run in one process."""
+    root = Path(tempfile.mkdtemp(prefix="evals-baseline-"))
+    atexit.register(shutil.rmtree, root, True)
+    shutil.copytree(Path(src) / "tracerl", root / "tracerl_baseline",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for py in (root / "tracerl_baseline").rglob("*.py"):
+        text = py.read_text(encoding="utf-8")
+        py.write_text(re.sub(r"\btracerl(?=\.|\s+import\b)", "tracerl_baseline", text),
+                      encoding="utf-8")
+    sys.path.insert(0, str(root))
+    ev = importlib.import_module("tracerl_baseline.evals")
+    cat = importlib.import_module("tracerl_baseline.evals.catalogue")
+    items = importlib.import_module("tracerl_baseline.evals.items")
+
+    def metrics() -> list:
+        return [cat.build(e.name, **OPTIONS.get(e.name, {})) for e in cat.CATALOGUE
+                if e.kind in ("deterministic", "measurement")]
+
+    return ev.evaluate, metrics, items.item_from_record
+
+
+def compare_with(src: str, records: list[dict], reps: int) -> None:
+    """This code against the baseline in one process, chunk by chunk of 100 items,
+    alternating which goes first; per chunk the fastest CPU time of `reps` first
+    evaluations (fresh items, fresh metrics), summed over the chunks."""
+    sides = {"baseline": load_baseline(src),
+             "this code": (evaluate, catalogue_metrics, item_from_record)}
+    chunks = [records[i: i + 100] for i in range(0, len(records), 100)]
+    best = {k: [float("inf")] * len(chunks) for k in sides}
+    for rep in range(reps):
+        for c, chunk in enumerate(chunks):
+            for k in sorted(sides, reverse=(rep + c) % 2 == 1):
+                run, make_metrics, make_item = sides[k]
+                metrics = make_metrics()
+                items = [make_item(r, f"gen:{i}") for i, r in enumerate(chunk)]
+                c0 = time.process_time()
+                run(metrics, items)
+                best[k][c] = min(best[k][c], time.process_time() - c0)
+    old, new = sum(best["baseline"]), sum(best["this code"])
+    print(f"\nbaseline {src}: {old:.3f} s CPU, this code {new:.3f} s CPU (sums of "
+          f"per-chunk minima over {reps} alternating repetitions): ratio {new / old:.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--baseline", metavar="SRC",
+                        help="also time another checkout's src/ (e.g. ../main/src) against "
+                             "this code in the same process, alternating chunk by chunk")
+    parser.add_argument("--compare-only", action="store_true",
+                        help="with --baseline: only the comparison")
     args = parser.parse_args()
     rng = random.Random(0)
-    items = [item_from_record(make_record(rng, i), f"gen:{i}") for i in range(args.items)]
+    records = [make_record(rng, i) for i in range(args.items)]
+    if args.baseline:
+        compare_with(args.baseline, records, args.reps + 2)
+        if args.compare_only:
+            return
     metrics = catalogue_metrics()
-    floor = [ReadAnswer(m.name) for m in metrics]
-    report = evaluate(metrics, items)  # warm-up, and a check that nothing fails
+    report = evaluate(metrics, fresh(records))  # warm-up, and a check that nothing fails
     if report.failures:
         raise SystemExit(f"metrics failed: {report.failures[:3]}")
-    wall, cpu = best_of(args.reps, lambda: evaluate(metrics, items))
-    _, cpu_floor = best_of(args.reps, lambda: evaluate(floor, items))
-    size = max(1, len(items) // 10)
-    chunks = [items[i: i + size] for i in range(0, len(items), size)]
-    chunked = sum(best_of(args.reps + 2, lambda c=c: evaluate(metrics, c))[0] for c in chunks)
+    wall, cpu = best_of(args.reps, catalogue_metrics, records)
+    _, cpu_floor = best_of(args.reps, lambda: [ReadAnswer(m.name) for m in metrics], records)
+    size = max(1, len(records) // 10)
+    chunks = [records[i: i + size] for i in range(0, len(records), size)]
+    chunked = sum(best_of(args.reps + 2, catalogue_metrics, c)[0] for c in chunks)
     print("| items | metrics | wall s | CPU s | sum of chunk minima s | floor CPU s | "
           "CPU / floor |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| {len(items)} | {len(metrics)} | {wall:.3f} | {cpu:.3f} | {chunked:.3f} | "
+    print(f"| {len(records)} | {len(metrics)} | {wall:.3f} | {cpu:.3f} | {chunked:.3f} | "
           f"{cpu_floor:.3f} | {cpu / cpu_floor:.1f}x |")
     guard, text = Guard(), realistic(2048)
     p50, _ = timed(lambda: guard.check_observation(text), 1000)
@@ -156,14 +256,11 @@ def main() -> None:
     print(f"target < 2 s for 1,000 items: CPU {cpu:.2f} s here "
           f"({'met' if cpu < 2 else 'NOT met'}), {cpu * scale:.2f} s calibrated "
           f"({'met' if cpu * scale < 2 else 'NOT met'}), wall {wall:.2f} s")
-    per = []
-    for m in metrics:
-        _, t = best_of(1, lambda m=m: [score(m, it) for it in items])
-        per.append((t / len(items) * 1e6, m.name))
+    spent = per_metric(records, args.reps)
     print("\n| metric | CPU us / item |")
     print("|---|---:|")
-    for us, name in sorted(per, reverse=True):
-        print(f"| {name} | {us:.1f} |")
+    for name, t in sorted(spent.items(), key=lambda kv: -kv[1]):
+        print(f"| {name} | {t / len(records) * 1e6:.1f} |")
     scored = sum(s.scored for s in report.aggregates.values())
     unjudged = sum(s.unjudged for s in report.aggregates.values())
     print(f"\n{scored} cells scored, {unjudged} unjudged, {len(report.failures)} failed")

@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 
 from guard_corpus import CATEGORIES, CorpusItem, load_corpus
+from guard_corpus.paraphrase_set3 import SETS_3
+from guard_corpus.paraphrase_set4 import SETS_4
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
@@ -214,9 +216,12 @@ def paraphrase() -> None:
     learned detector; the held-out corpus split's jailbreak positives and all its hard
     negatives likewise."""
     held = load_corpus("heldout")
-    sets = {f"set 1 (dev since), {k}": v for k, v in SETS.items()}
-    sets.update({f"set 2, {k}": v for k, v in SETS_2.items()})
-    sets["set 2, all"] = [x for v in SETS_2.values() for x in v]
+    sets = {f"set 1 (dev), {k}": v for k, v in SETS.items()}
+    sets.update({f"set 2 (dev), {k}": v for k, v in SETS_2.items()})
+    sets["set 2 (dev), all"] = [x for v in SETS_2.values() for x in v]
+    sets.update({f"set 3, {k}": v for k, v in SETS_3.items()})
+    sets["set 3, all"] = [x for v in SETS_3.values() for x in v]
+    sets["set 4, all"] = [x for v in SETS_4.values() for x in v]
     sets["heldout split"] = [(i.text, True) for i in held if i.positive
                              and i.category == "jailbreak"] + [
         (i.text, False) for i in held if not i.positive]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 
+from guard_model import grammar
 from guard_model.phrases import EN, LANGS, NEGATIVE
 
 _HOSTS = ("collect-data.io", "files-sync.net", "promo-deals.shop", "audit-log.org",
@@ -145,6 +146,8 @@ def dataset(seed: int = 15, n_pos: int = 12000, n_neg: int = 24000,
     rng = random.Random(seed)
     items = [(positive(rng), 1) for _ in range(n_pos)]
     items += [(negative(rng, corpus or []), 0) for _ in range(n_neg)]
+    items += [(grammar.positive(rng), 1) for _ in range(n_pos)]
+    items += [(grammar.negative(rng), 0) for _ in range(n_neg * 2 // 3)]
     out = []
     for text, label in items:
         if rng.random() < 0.25:

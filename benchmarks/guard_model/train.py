@@ -16,11 +16,17 @@ import time
 
 import numpy as np
 from guard_corpus import load_corpus
+from guard_corpus.paraphrase_sets import SETS, SETS_2
 
 from guard_model.generate import dataset
+from tracerl.guard import override_model
 from tracerl.guard.findings import lower_same_length
+from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
 from tracerl.guard.normalize import canonical
-from tracerl.guard.override_model import BITS, ORDERS, OverrideModel, codes_of, gram_buckets, save
+from tracerl.guard.override_model import BITS, ORDERS, OverrideModel, codes_of, gram_buckets
+
+DEV_FPR = 0.02
+"""Most false positives allowed on the development negatives when the bias is calibrated."""
 
 
 def view(text: str) -> str:
@@ -64,13 +70,42 @@ def fit(ids: np.ndarray, rows: np.ndarray, norms: np.ndarray, y: np.ndarray, epo
     return w, b
 
 
+def logit(model: OverrideModel, text: str) -> float:
+    p = min(max(model.best(view(text))[0], 1e-12), 1 - 1e-12)
+    return float(np.log(p / (1 - p)))
+
+
+def calibrate(model: OverrideModel) -> OverrideModel:
+    """Shift the bias so that the scanner's threshold (CLASSIFIER_MIN_P) sits at the
+    lowest logit where the detector fires on at most DEV_FPR of the development
+    negatives: paraphrase sets 1 and 2 (scored once each, development data since) and
+    the dev split's hard negatives. Never reads the held-out split or later sets."""
+    items = [x for s in (SETS, SETS_2) for v in s.values() for x in v]
+    neg = [logit(model, t) for t, y in items if not y]
+    neg += [logit(model, i.text) for i in load_corpus("dev") if not i.positive]
+    pos = [logit(model, t) for t, y in items if y]
+    allowed = int(DEV_FPR * len(neg))
+    cut = sorted(neg, reverse=True)[allowed] + 0.05  # fires above the (allowed+1)-th worst
+    rec = float(np.mean(np.array(pos) > cut))
+    print(f"calibrated on {len(pos)} positives / {len(neg)} negatives (dev): threshold logit "
+          f"{cut:.2f}, dev recall {rec:.3f}, dev FPR <= {allowed / len(neg):.3f}")
+    target = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P)))
+    return OverrideModel(model.weights, model.bias - cut + target)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--epochs", type=int, default=300)
     parser.add_argument("--l2", type=float, default=1e-6)
     parser.add_argument("--max-fpr", type=float, default=0.002)
+    parser.add_argument("--calibrate-only", action="store_true",
+                        help="only re-calibrate the bias of the shipped model on dev data")
     args = parser.parse_args()
+    if args.calibrate_only:
+        override_model.save(calibrate(override_model.load()))
+        print("wrote src/tracerl/guard/override_model.npz")
+        return
     corpus = [i.text for i in load_corpus("dev") if not (i.positive and i.category == "jailbreak")]
     texts, labels = dataset(args.seed, corpus=corpus)
     y = np.array(labels, dtype=float)
@@ -80,7 +115,7 @@ def main() -> None:
     w, b = fit(ids, rows, norms, y[:cut], args.epochs, args.l2)
     print(f"trained on {cut} segments ({int(y[:cut].sum())} positive) in "
           f"{time.perf_counter() - t0:.1f} s")
-    model = OverrideModel(w.astype(np.float16).astype(np.float32), b)
+    model = OverrideModel(w.astype(np.float16).astype(np.float64), b)
     held = [model.best(view(t))[0] for t in texts[cut:]]
     z_neg = np.sort([np.log(p / (1 - p + 1e-12) + 1e-12) for p, yy in zip(held, y[cut:],
                                                                              strict=True)
@@ -93,7 +128,7 @@ def main() -> None:
     fpr = float(((held >= 0.5) & (yh == 0)).sum() / (yh == 0).sum())
     print(f"held-back generated segments: recall {rec:.3f}, FPR {fpr:.4f} "
           f"(bias shifted by {shift:.2f})")
-    save(model)
+    override_model.save(calibrate(model))
     print("wrote src/tracerl/guard/override_model.npz")
 
 

@@ -156,3 +156,31 @@ def test_every_metric_has_a_worked_example():
     for e in CATALOGUE:
         cls = getattr(e.build, "func", e.build)
         assert ">>>" in (cls.__doc__ or ""), e.name
+
+
+SHARED_VIEW_ANSWERS = [
+    "",
+    "Paris [d1] grew, costs fell [d2].\nItems: alpha, beta\n"
+    '{"city": "Paris", "n": [1, {"x": true}]}\n```python\nimport os\nprint(1)\n```',
+    '["d1", "d2", "d1"]',
+    "Ünïcödé «straße» 東京 🎉 write zoë@exämple.de or https://example.org/a. [d9]",
+    '```json\n{"city": 3}\n```',
+]
+
+
+@pytest.mark.parametrize("text", SHARED_VIEW_ANSWERS)
+def test_views_shared_between_metrics_do_not_change_any_result(text):
+    """Metrics share per-item views of the answer and the reference (tokens, parsed
+    JSON, reference calls...): scoring all metrics on one item, in either order, gives
+    exactly what each metric gives alone on a fresh item."""
+    names = sorted(n for n in MALFORMED_OUTPUT_SCORES if n != "code_tests")
+    ref = {**REFERENCE, "answer": "Paris grew 3 [d1]", "relevant_ids": {"d1": 2, "d9": 1}}
+
+    def fresh() -> EvalItem:
+        return _conversation(text, '{"q": "capital of france"}', **ref)
+
+    alone = {n: score(build(n, **_options(n)), fresh()) for n in names}
+    for order in (names, names[::-1]):
+        shared = fresh()
+        for n in order:
+            assert score(build(n, **_options(n)), shared) == alone[n], n

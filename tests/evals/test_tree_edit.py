@@ -73,3 +73,33 @@ def test_equals_the_recursive_definition_on_random_trees():
     for _ in range(150):
         a, b = grow(rng.randint(1, 8)), grow(rng.randint(1, 8))
         assert tree_edit_distance(a, b) == _forest_distance((a,), (b,), memo), (a, b)
+
+
+def test_json_postorder_equals_the_tree_walk():
+    from tracerl.evals.tree_edit import json_postorder, postorder
+
+    for value in ({}, [], None, 1.5, "é", {"b": [1, {"c": []}], "a": True},
+                  [[1, [2]], {"x": {"y": {"z": None}}}, 1.0, 2**70]):
+        assert json_postorder(value) == postorder(json_tree(value)), value
+
+
+def test_json_distance_equals_the_recursive_definition_on_random_json():
+    import random
+
+    from tracerl.evals.tree_edit import json_postorder, postorder_distance
+
+    rng = random.Random(1)
+
+    def grow(depth: int):  # noqa: ANN202 - a JSON value
+        kind = rng.random()
+        if depth == 0 or kind < 0.4:
+            return rng.choice([1, 2.0, True, None, "a", "é", 0])
+        if kind < 0.7:
+            return [grow(depth - 1) for _ in range(rng.randint(0, 3))]
+        return {rng.choice("abc"): grow(depth - 1) for _ in range(rng.randint(0, 3))}
+
+    memo: dict = {}
+    for _ in range(150):
+        a, b = grow(3), grow(3)
+        want = _forest_distance((json_tree(a),), (json_tree(b),), memo)
+        assert postorder_distance(json_postorder(a), json_postorder(b)) == want, (a, b)

@@ -49,3 +49,12 @@ def test_canonical_folds_cyrillic_lookalikes():
 
 def test_leet_view_is_none_without_leet_characters():
     assert leet(canonical("plain", "plain")) is None
+
+
+def test_lower_same_length_is_right_for_equal_texts_that_are_distinct_objects():
+    a = "".join(["Hello ", "WORLD"])
+    b = "".join(["HELLO ", "world"])
+    assert lower_same_length(a) == "hello world"
+    assert lower_same_length(a) is lower_same_length(a)  # the second call is a lookup
+    assert lower_same_length(b) == "hello world"
+    assert lower_same_length("İX") == "İx"

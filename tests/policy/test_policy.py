@@ -66,7 +66,8 @@ def test_a_group_of_identical_contexts_is_prefilled_once_and_sampled_apart(tiny_
             temperature=1.0, max_new_tokens=16, stop_ids=tiny_policy.stop_ids))
     finally:
         hook.remove()
-    assert calls[0][0] == 2  # two distinct prompts in the prefill
+    assert calls[0][0] <= 2  # at most one row per distinct prompt in the prefix pass
+    assert calls[1][0] == len(contexts) and calls[1][1] <= 2  # then each row's last tokens
     assert len({tuple(s.ids) for s in samples}) > 2  # the copies did not share draws
     for ctx, s in zip(contexts, samples, strict=True):
         full = torch.tensor([ctx + s.ids])
@@ -128,3 +129,31 @@ def test_each_sample_reports_the_entropy_it_was_drawn_from(tiny_policy):
         logp = torch.log_softmax(logits / 0.7, -1)
         want = float(-(logp.exp() * logp).sum())
         assert s.entropy == pytest.approx(want, rel=1e-3)
+
+
+def test_rows_sharing_a_prompt_sample_as_if_prefilled_alone(tiny_policy):
+    """Multi-turn contexts (a group's prompt, then each row's own turns): the prompt is
+    prefilled once for the group, and each row's tokens and log-probs are those it gets
+    prefilled alone."""
+    first, second = _contexts(tiny_policy, 2)
+    tok = tiny_policy.tokenizer
+    contexts = [p + tok.encode(f"{'x' * (i + 1)}<|im_end|>\n<|im_start|>user\n{i * 37}"
+                               "<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)
+                for p in (first, second) for i in range(3)]
+    params = SamplingParams(temperature=0.0, max_new_tokens=10)
+    sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id)
+    calls = []
+    hook = tiny_policy.model.register_forward_pre_hook(
+        lambda _m, _a, kw: calls.append(kw["input_ids"].shape), with_kwargs=True)
+    try:
+        together = sampler.generate(contexts, params)
+    finally:
+        hook.remove()
+    assert calls[0][0] < len(contexts)  # shared prefixes ran once
+    padded = calls[0][0] * calls[0][1] + calls[1][0] * calls[1][1]
+    assert padded < 0.7 * len(contexts) * max(len(c) for c in contexts)
+    for ctx, s in zip(contexts, together, strict=True):
+        alone = sampler.generate([ctx], params)[0]
+        assert s.ids == alone.ids
+        torch.testing.assert_close(torch.tensor(s.logprobs), torch.tensor(alone.logprobs),
+                                   atol=1e-4, rtol=0)

@@ -46,7 +46,9 @@ def test_truncated_is_uses_the_trainers_logprobs_and_reports_the_weight(tiny_pol
     assert m.clip_fraction == 0.0  # the ratio's denominator is the trainer's own logprob
 
 
-def test_one_pass_proximal_logprobs_give_the_two_pass_update(tiny_policy, monkeypatch):
+@pytest.mark.parametrize("micro_tokens", [0, 8])
+def test_one_pass_proximal_logprobs_give_the_two_pass_update(tiny_policy, monkeypatch,
+                                                             micro_tokens):
     """One epoch of one minibatch: the training pass's own logprobs are the proximal
     policy's, so skipping the no-grad pass changes neither the weights nor the stats."""
     import copy
@@ -65,7 +67,7 @@ def test_one_pass_proximal_logprobs_give_the_two_pass_update(tiny_policy, monkey
         model = copy.deepcopy(tiny_policy.model)
         monkeypatch.setattr(ppo, "proximal_in_pass", lambda m, c, v=in_pass: v)
         m = ppo_update(model, torch.optim.SGD(model.parameters(), lr=0.1), batch, cfg,
-                       torch.Generator().manual_seed(0), 0)
+                       torch.Generator().manual_seed(0), 0, micro_tokens=micro_tokens)
         results.append((m, [p.detach().clone() for p in model.parameters()]))
     (one, w1), (two, w2) = results
     assert 0 < one.tis_clip_fraction < 1  # some weights at the cap, some under it

@@ -40,6 +40,19 @@ def aggregate(loss_mat: torch.Tensor, mask: torch.Tensor, mode: LossAgg,
     return (seq * has_tokens).sum() / has_tokens.sum().clamp(min=1.0)
 
 
+def loss_share(part: torch.Tensor, whole: torch.Tensor, mode: LossAgg) -> float:
+    """The weight of `aggregate` over the rows `part` (b, T) of a batch whose mask is
+    `whole` (B, T), such that the whole batch's aggregate is the sum over a partition of
+    its rows of share * aggregate(part): the part's share of the valid tokens
+    (token-mean) or of the sequences with a valid token (the sequence means).
+    Gradient accumulation over micro-batches uses it to reproduce the whole-batch loss."""
+    if mode == "token-mean":
+        return float(part.sum() / whole.sum().clamp(min=1.0))
+    if mode not in ("seq-mean-token-mean", "seq-mean-token-sum"):
+        raise ValueError(f"unknown loss aggregation {mode!r}; expected one of {LossAgg}")
+    return float((part.sum(-1) > 0).sum() / (whole.sum(-1) > 0).sum().clamp(min=1))
+
+
 @dataclass(frozen=True)
 class PolicyLossStats:
     clip_fraction: float

@@ -122,14 +122,24 @@ def _row(s: MetricSummary) -> list[Any]:
 
 
 def _summary(name: str, results: Sequence[ItemResult]) -> MetricSummary:
-    values = [v for r in results if (v := r.scores.get(name)) is not None]
-    verdicts = [p for r in results if (p := r.passed.get(name)) is not None]
-    failed = sum(1 for r in results if name in r.errors)
+    values: list[float] = []
+    verdicts: list[bool] = []
+    failed = 0
+    reasons: Counter[str] = Counter()
+    for r in results:  # one pass per metric: a report has items x metrics cells
+        v = r.scores.get(name)
+        if v is not None:
+            values.append(v)
+        elif name in r.errors:
+            failed += 1
+        else:
+            reasons[str(r.details.get(name, {}).get(UNJUDGED, "no reason given"))] += 1
+        p = r.passed.get(name)
+        if p is not None:
+            verdicts.append(p)
     mean = sum(values) / len(values) if values else None
     std = (math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
            if mean is not None else None)
-    reasons = Counter(str(r.details.get(name, {}).get(UNJUDGED, "no reason given"))
-                      for r in results if r.scores.get(name) is None and name not in r.errors)
     return MetricSummary(
         name=name, mean=mean, std=std, scored=len(values),
         unjudged=len(results) - len(values) - failed, failed=failed,
@@ -144,15 +154,16 @@ def _score_item(metrics: Sequence[Metric], item: EvalItem) -> ItemResult:
     details: dict[str, Mapping[str, Any]] = {}
     errors: dict[str, str] = {}
     for metric in metrics:
+        name = metric.name
         try:
             result = score(metric, item)
         except Exception as exc:  # noqa: BLE001 - one failing cell is counted, see module doc
-            errors[metric.name] = f"{type(exc).__name__}: {exc}"
-            scores[metric.name], passed[metric.name] = None, None
+            errors[name] = f"{type(exc).__name__}: {exc}"
+            scores[name] = passed[name] = None
             continue
-        scores[metric.name], passed[metric.name] = result.score, result.passed
+        scores[name], passed[name] = result.score, result.passed
         if result.details:
-            details[metric.name] = dict(result.details)
+            details[name] = dict(result.details)
     return ItemResult(item.id, scores, passed, details, errors, item.task_id, item.tags())
 
 

@@ -48,12 +48,24 @@ class EvalItem:
     def derived(self, key: str, compute: Callable[[str], T]) -> T:
         """`compute(answer text)`, computed once per item and key; the value is shared
         by every metric that asks, so it must not be mutated."""
-        if key not in self._derived:
-            self._derived[key] = compute(self.output_text())
-        return self._derived[key]  # type: ignore[no-any-return]
+        try:
+            return self._derived[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._derived[key] = compute(self.output_text())
+            return value
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """`compute()`, once per item and key: a view of the reference fields or of the
+        trajectory that several metrics share (parsed reference calls, reference
+        tokens). Keys share `derived`'s namespace; never mutate the value."""
+        try:
+            return self._derived[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._derived[key] = compute()
+            return value
 
     def messages(self) -> list[Message]:
-        return list(self.derived("messages", lambda _: self.trajectory.messages()))
+        return list(self.memo("messages", self.trajectory.messages))
 
     def require(self, key: str) -> Any:
         """A reference field; absent or None raises MissingReference (the data cannot

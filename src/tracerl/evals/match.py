@@ -21,7 +21,7 @@ verdict into None. A malformed reference call is the data's: `Unjudged`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -182,7 +182,13 @@ def trajectory_match(
     if mode not in MODES:
         raise ValueError(f"trajectory_match mode must be one of {MODES}, got {mode!r}")
     cmp_for = comparator_for(args)
-    out, ref = tool_calls(output), tool_calls(reference, reference=True)
+    return match_calls(tool_calls(output), tool_calls(reference, reference=True), mode,
+                       cmp_for)
+
+
+def match_calls(out: list[Call], ref: list[Call], mode: MatchMode,
+                cmp_for: Callable[[str], ArgsComparator]) -> MatchResult:
+    """`trajectory_match` on calls already taken from the messages (`tool_calls`)."""
     pairs = (_in_order(out, ref, cmp_for) if mode == "in_order"
              else _matching(out, ref, cmp_for, same_turn=mode == "strict"))
     k = len(pairs)

@@ -27,21 +27,42 @@ class Tree:
     children: tuple[Tree, ...] = ()
 
 
+def _leaf_label(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        number = int(value) if float(value).is_integer() else value
+        return f"num:{number!r}"
+    return f"str:{value}"
+
+
 def json_tree(value: Any) -> Tree:
     if isinstance(value, dict):
         return Tree("{}", tuple(Tree(f"key:{k}", (json_tree(value[k]),)) for k in sorted(value)))
     if isinstance(value, list):
         return Tree("[]", tuple(json_tree(v) for v in value))
-    if isinstance(value, bool) or value is None:
-        return Tree(json.dumps(value))
-    if isinstance(value, (int, float)):
-        number = int(value) if float(value).is_integer() else value
-        return Tree(f"num:{number!r}")
-    return Tree(f"str:{value}")
+    return Tree(_leaf_label(value))
 
 
-def _postorder(root: Tree) -> tuple[list[str], list[int]]:
-    """Labels in postorder and the leftmost leaf descendant of each node."""
+@dataclass(frozen=True)
+class Postorder:
+    """A tree as Zhang-Shasha reads it: labels in postorder, each node's leftmost leaf
+    descendant, and the keyroots (for each distinct lld the highest node having it)."""
+
+    labels: tuple[str, ...]
+    lld: tuple[int, ...]
+    keyroots: tuple[int, ...]
+
+    @classmethod
+    def of(cls, labels: list[str], lld: list[int]) -> Postorder:
+        last: dict[int, int] = {}
+        for i, leaf in enumerate(lld):
+            last[leaf] = i
+        return cls(tuple(labels), tuple(lld), tuple(sorted(last.values())))
+
+
+def postorder(root: Tree) -> Postorder:
+    """The postorder arrays of a Tree."""
     labels: list[str] = []
     lld: list[int] = []
 
@@ -56,56 +77,103 @@ def _postorder(root: Tree) -> tuple[list[str], list[int]]:
         return lld[-1]
 
     walk(root)
-    return labels, lld
+    return Postorder.of(labels, lld)
 
 
-def _keyroots(lld: Sequence[int]) -> list[int]:
-    """For each distinct lld the highest node having it, ascending."""
-    last: dict[int, int] = {}
-    for i, leaf in enumerate(lld):
-        last[leaf] = i
-    return sorted(last.values())
+def json_postorder(value: Any) -> Postorder:
+    """`postorder(json_tree(value))`, built from the JSON value without the Tree."""
+    labels: list[str] = []
+    lld: list[int] = []
+
+    def node(label: str, first: int) -> int:
+        labels.append(label)
+        lld.append(first if first != -1 else len(labels) - 1)
+        return lld[-1]
+
+    def walk(v: Any) -> int:
+        first = -1
+        if isinstance(v, dict):
+            for k in sorted(v):
+                leaf = node(f"key:{k}", walk(v[k]))
+                first = leaf if first == -1 else first
+            return node("{}", first)
+        if isinstance(v, list):
+            for x in v:
+                leaf = walk(x)
+                first = leaf if first == -1 else first
+            return node("[]", first)
+        return node(_leaf_label(v), -1)
+
+    walk(value)
+    return Postorder.of(labels, lld)
 
 
 def tree_edit_distance(a: Tree, b: Tree) -> int:
     """Minimum unit-cost node deletions, insertions and relabellings turning a into b."""
-    la, lld_a = _postorder(a)
-    lb, lld_b = _postorder(b)
+    return postorder_distance(postorder(a), postorder(b))
+
+
+def postorder_distance(a: Postorder, b: Postorder) -> int:
+    """`tree_edit_distance` of two trees given as postorder arrays."""
+    la, lld_a, lb, lld_b = a.labels, a.lld, b.labels, b.lld
+    if la == lb and lld_a == lld_b:
+        return 0  # the same tree (the result depends on these arrays only)
     dist = [[0] * len(lb) for _ in la]
-    for i in _keyroots(lld_a):
-        for j in _keyroots(lld_b):
-            if lld_a[i] == i and lld_b[j] == j:  # two leaves: a relabel or nothing
+    b_roots = []
+    for j in b.keyroots:  # per keyroot of b: its leftmost path's labels, trees and forests
+        bj = lld_b[j]
+        span = range(bj, j + 1)
+        b_roots.append((j, bj, [lb[k] for k in span], [lld_b[k] == bj for k in span],
+                        [lld_b[k] - bj for k in span]))
+    for i in a.keyroots:
+        ai = lld_a[i]
+        for j, bj, labels_b, whole_b, left_b in b_roots:
+            if ai == i and bj == j:  # two leaves: a relabel or nothing
                 dist[i][j] = int(la[i] != lb[j])
             else:
-                _forest(i, j, la, lld_a, lb, lld_b, dist)
+                _forest(ai, i, la, lld_a, bj, labels_b, whole_b, left_b, dist)
     return dist[-1][-1]
 
 
-def _forest(i: int, j: int, la: list[str], lld_a: list[int], lb: list[str],
-            lld_b: list[int], dist: list[list[int]]) -> None:
-    """Fill dist for all subtree pairs rooted on the leftmost paths of keyroots i, j."""
-    ai, bj = lld_a[i], lld_b[j]
-    rows, cols = i - ai + 2, j - bj + 2
-    fd = [[0] * cols for _ in range(rows)]  # fd[x][y]: forest a[ai:ai+x] vs b[bj:bj+y]
-    for x in range(1, rows):
-        fd[x][0] = fd[x - 1][0] + 1
-    for y in range(1, cols):
-        fd[0][y] = fd[0][y - 1] + 1
-    for x in range(1, rows):
+def _forest(ai: int, i: int, la: Sequence[str], lld_a: Sequence[int], bj: int,
+            labels_b: list[str], whole_b: list[bool], left_b: list[int],
+            dist: list[list[int]]) -> None:
+    """Fill dist for all subtree pairs rooted on the leftmost paths of keyroots i and j
+    (b's side given as its leftmost path from bj: labels, whether node bj + k roots a
+    whole tree of the forest, and where its subtree starts relative to bj)."""
+    cols = len(labels_b) + 1
+    fd = [list(range(cols))]  # fd[x][y]: forest a[ai:ai+x] vs b[bj:bj+y]
+    for x in range(1, i - ai + 2):
         na = ai + x - 1
-        label, row_dist = la[na], dist[na]
-        cur, up = fd[x], fd[x - 1]
-        a_is_tree = lld_a[na] == ai
+        label, row_dist, up = la[na], dist[na], fd[x - 1]
+        cur = [x] * cols
         p_row = fd[lld_a[na] - ai]  # the forest left of na's subtree
-        for y in range(1, cols):
-            nb = bj + y - 1
-            best = min(up[y], cur[y - 1]) + 1  # delete na, or insert nb
-            if a_is_tree and lld_b[nb] == bj:  # both are whole trees: the general case
-                best = min(best, up[y - 1] + (label != lb[nb]))
-                row_dist[nb] = best
-            else:
-                best = min(best, p_row[lld_b[nb] - bj] + row_dist[nb])
-            cur[y] = best
+        left = x
+        if lld_a[na] == ai:  # na roots a whole tree of a's forest
+            for k in range(cols - 1):
+                best = up[k + 1] + 1  # delete na
+                if left + 1 < best:
+                    best = left + 1  # insert b's node
+                if whole_b[k]:  # both are whole trees: the general case
+                    sub = up[k] + (label != labels_b[k])
+                    if sub < best:
+                        best = sub
+                    row_dist[bj + k] = best
+                else:
+                    sub = p_row[left_b[k]] + row_dist[bj + k]
+                    if sub < best:
+                        best = sub
+                cur[k + 1] = left = best
+        else:
+            for k in range(cols - 1):
+                best = up[k + 1] + 1
+                if left + 1 < best:
+                    best = left + 1
+                sub = p_row[left_b[k]] + row_dist[bj + k]
+                if sub < best:
+                    best = sub
+                cur[k + 1] = left = best
+        fd.append(cur)
 
 
 def tree_size(t: Tree) -> int:

@@ -118,7 +118,7 @@ _CHAIN_CMD = (
 
 PATTERNS: tuple[Pattern, ...] = (
     _p("destructive_command", r"\brm\s{1,5}-{1,2}[a-z-]{0,12}[rf]", 0.75, ("rm ",), _rm),
-    _p("destructive_command", r"\bmkfs(?:\.[a-z0-9]{1,8})?\s", 0.95, ()),
+    _p("destructive_command", r"\bmkfs(?:\.[a-z0-9]{1,8})?\s", 0.95, ("mkfs",)),
     _p("destructive_command", r"\bdd\s[^\n]{0,80}?\bof=/dev/[a-z]", 0.95, ("of=/dev",)),
     _p(
         "destructive_command", r">\s{0,3}/dev/(?:sd[a-z]|nvme|hd[a-z]|mmcblk|xvd)", 0.95, ("/dev/",)
@@ -137,7 +137,7 @@ PATTERNS: tuple[Pattern, ...] = (
         "destructive_command",
         r"\b(?:shutdown|poweroff|halt|reboot|init\s0)\b",
         0.8,
-        (),
+        ("shutdown", "poweroff", "halt", "reboot", "init"),
         _command_position,
     ),
     _p(
@@ -173,7 +173,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\b(?:curl|wget)\b[^\n|;]{0,200}+\|\s{0,3}(?:sudo\s{1,3})?"
         r"(?:python[0-9.]{0,4}|perl|ruby|node|php)\s{0,3}(?:-\s{0,3})?(?:$|[;&|)])",
         0.9,
-        (),
+        ("curl", "wget"),
     ),
     _p(
         "download_execute",

@@ -33,9 +33,9 @@ from tracerl.guard.findings import (
 from tracerl.guard.normalize import View, canonical, leet
 
 CLASSIFIER_MIN_P = 0.7
-"""The override detector reports a segment at this probability or more. Chosen on
-development data (the corpus's dev split and paraphrase set 1, docs/benchmarks.md):
-at 0.5 it fired on 11% of set 1's hard negatives, at 0.7 on 1.9%, keeping 93% recall."""
+"""The override detector reports a segment at this probability or more. The trainer
+calibrates the model's bias so that this threshold fires on at most 2% of the
+development negatives (benchmarks/guard_model/train.py, docs/guard.md)."""
 _GAP = r"[^.!?\n]{0,60}?"
 _NEG = re.compile(r"\b(?:not|never|don't|do not|cannot|can't|won't|must not|shouldn't)\b")
 
@@ -99,8 +99,36 @@ _TEMPLATE = re.compile(
     r"<\|[a-z_]{2,24}\|>|\[/?inst\]|<</?sys>>|</?tool_call>|</?tool_response>"
     r"|</?function_call>|<start_of_turn>|<end_of_turn>|<｜[^｜\n]{1,30}｜>"
 )  # fmt: skip
-_BASE64 = re.compile(r"[A-Za-z0-9+/]{24,4096}={0,2}")
-_LEET_INSIDE = re.compile(r"[a-z][013457@$|+][a-z]")
+_BASE64_CLASSES = bytes(
+    ord("b") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/") else ord(" ")
+    for i in range(256)
+)
+_BASE64_RUN = b"b" * 24
+_CLASSES = bytes(
+    ord("h") if chr(i) in "abcdef" else ord("g") if "g" <= chr(i) <= "z"
+    else ord("l") if chr(i) in "013457@$|+" else ord(" ")
+    for i in range(256)
+)
+"""Byte class of each ASCII character: h = hex letter, g = other letter, l = a digit or
+symbol leetspeak puts in place of a letter, space = anything else."""
+
+
+def _leet_inside(text: str) -> list[int]:
+    """Offsets of a digit or symbol between two letters, one of them outside a-f, in
+    order: hex digests and UUIDs (and most e-mail addresses) never qualify, while every
+    leetspeak form of the words the phrases need does ("1gn0r3" has n0r, "pr3v10us" r3v).
+    The text becomes a string of classes and the two shapes ("gl", "lg") are found with
+    bytes.find: a character-class regex costs about 20 ns a character here."""
+    cls = text.encode("ascii", "replace").translate(_CLASSES)
+    out = set()
+    for shape, mid in ((b"gl", 1), (b"lg", 0)):
+        i = cls.find(shape)
+        while i != -1:
+            j = i + mid  # the leet character
+            if j > 0 and cls[j - 1] in b"gh" and cls[j + 1 : j + 2] in (b"g", b"h"):
+                out.add(j)
+            i = cls.find(shape, i + 1)
+    return sorted(out)
 
 
 def _negated(m: re.Match[str], view: str) -> bool:
@@ -244,6 +272,28 @@ def _template_findings(view: View, name: str) -> list[Finding]:
     ]
 
 
+def _base64_spans(text: str) -> list[tuple[int, int]]:
+    """The spans `[A-Za-z0-9+/]{24,4096}={0,2}` finds with finditer, found instead by
+    mapping the text to byte classes and looking for 24 base64 characters in a row with
+    bytes.find: the regex tries a match at every letter of ordinary text (about 50 us
+    on 2 KB here, against a few us)."""
+    cls = text.encode("ascii", "replace").translate(_BASE64_CLASSES)
+    out: list[tuple[int, int]] = []
+    i = cls.find(_BASE64_RUN)
+    while i != -1:
+        stop = cls.find(b" ", i)
+        stop = len(cls) if stop == -1 else stop
+        while stop - i >= 24:
+            end = min(i + 4096, stop)
+            if end == stop:  # the run ends here: up to two "=" of padding may follow
+                while end < len(text) and end - stop < 2 and text[end] == "=":
+                    end += 1
+            out.append((i, end))
+            i = end
+        i = cls.find(_BASE64_RUN, stop)
+    return out
+
+
 def _decode_base64(blob: str) -> str | None:
     """The blob decoded as mostly printable UTF-8 text, else None."""
     blob = blob.rstrip("=")
@@ -256,6 +306,32 @@ def _decode_base64(blob: str) -> str | None:
         return None
     printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
     return decoded if printable >= 0.9 * max(1, len(decoded)) else None
+
+
+_NOT_LEET = re.compile(r"[0-9a-f:.,;_'\"()=\-]+")
+"""Hex digests, UUIDs, versions: digits between letters, but not leetspeak."""
+
+
+def _leet_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line holding a word with a digit or symbol between letters
+    that is not hex, an e-mail address or a URL, in order."""
+    out: list[tuple[int, int]] = []
+    skip = 0
+    for i in _leet_inside(text):
+        if i < skip:
+            continue  # inside a word already judged, or a line already taken
+        lo, hi = line_bounds(text, i)
+        start = max(text.rfind(" ", lo, i), text.rfind("\t", lo, i)) + 1 or lo
+        stop = min((j for j in (text.find(" ", i, hi), text.find("\t", i, hi)) if j != -1),
+                   default=hi)
+        word = text[max(start, lo) : stop]
+        at = word.find("@")
+        if _NOT_LEET.fullmatch(word) or "://" in word or (at > 0 and "." in word[at:]):
+            skip = stop
+            continue
+        out.append((lo, hi))
+        skip = hi
+    return out
 
 
 class JailbreakScanner:
@@ -296,11 +372,20 @@ class JailbreakScanner:
         return Finding(self.name, "obfuscation", f.start, f.end, f.score, f"homoglyph: {f.kind}")
 
     def _leet(self, view: View, found: list[Finding]) -> list[Finding]:
-        if not _LEET_INSIDE.search(view.text):
+        lines = _leet_lines(view.text)
+        if not lines:
             return []
         folded = leet(view)
         if folded is None:
             return []
+        # Only the lines with a leetspeak-looking word are read again; the rest become
+        # spaces (offsets kept), so a digest or an e-mail address costs no second pass.
+        parts, pos = [], 0
+        for lo, hi in lines:
+            parts += (" " * (lo - pos), folded.text[lo:hi])
+            pos = hi
+        parts.append(" " * (len(folded.text) - pos))
+        folded = View("".join(parts), folded.offsets, True)
         out = []
         for f in _phrase_findings(folded, self.name):
             if not any(g.start <= f.start < g.end for g in found):
@@ -310,13 +395,13 @@ class JailbreakScanner:
 
     def _base64(self, text: str) -> list[Finding]:
         out = []
-        for m in _BASE64.finditer(text):
-            decoded = _decode_base64(m.group())
+        for start, end in _base64_spans(text):
+            decoded = _decode_base64(text[start:end])
             if decoded is None:
                 continue
             inner = canonical(decoded, lower_same_length(decoded))
             hits = _phrase_findings(inner, self.name) + _template_findings(inner, self.name)
             if hits:
                 detail = f"base64: {hits[0].kind}"
-                out.append(Finding(self.name, "obfuscation", m.start(), m.end(), 0.9, detail))
+                out.append(Finding(self.name, "obfuscation", start, end, 0.9, detail))
         return out

@@ -22,7 +22,7 @@ Why this shape:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -85,20 +85,26 @@ class OverrideModel:
     """Weights of the linear model; `scores` gives the best segment (pair) of a text."""
 
     weights: np.ndarray
-    """float32, len(ORDERS) << BITS."""
+    """float64 (sums of gathered weights need no conversion), len(ORDERS) << BITS."""
     bias: float
+    span_trim: np.ndarray = field(default_factory=lambda: np.array(ORDERS)[:, None] - 1)
+    """n - 1 per order, (len(ORDERS), 1): an n-gram must end inside its span."""
 
     def logits(self, codes: np.ndarray, starts: np.ndarray,
                ends: np.ndarray) -> np.ndarray:
         """Logit of each span [starts[i], ends[i]) of `codes`."""
-        total = np.zeros(len(starts))
-        count = np.zeros(len(starts))
-        for n, buckets in zip(ORDERS, all_buckets(codes), strict=True):
-            prefix = np.concatenate(([0.0], np.cumsum(self.weights[buckets], dtype=np.float64)))
-            last = np.clip(ends - n + 1, starts, None)  # grams that start and end inside
-            total += prefix[np.minimum(last, len(buckets))] - prefix[np.minimum(starts,
-                                                                                len(buckets))]
-            count += last - starts
+        # One gather and one prefix sum over the orders' buckets laid end to end, then
+        # every span's sum per order at once: (len(ORDERS), len(starts)) index arrays.
+        parts = all_buckets(codes)
+        sizes = np.array([len(b) for b in parts])
+        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))[:, None]  # (O, 1)
+        prefix = np.zeros(int(sizes.sum()) + 1)
+        np.cumsum(self.weights[np.concatenate(parts)], out=prefix[1:])
+        last = np.maximum(ends[None, :] - self.span_trim, starts[None, :])  # (O, S)
+        hi = np.minimum(last, sizes[:, None])
+        lo = np.minimum(starts[None, :], sizes[:, None])
+        total = (prefix[offsets + hi] - prefix[offsets + lo]).sum(axis=0)
+        count = (last - starts[None, :]).sum(axis=0)
         return total / np.sqrt(np.maximum(count, 1.0)) + self.bias
 
     def best(self, text: str) -> tuple[float, int, int]:
@@ -134,4 +140,4 @@ def load(path: Path = WEIGHTS_PATH) -> OverrideModel:
         if (bits, orders) != (BITS, ORDERS):
             raise ValueError(f"{path}: trained with bits={bits}, orders={orders}; this code "
                              f"hashes with bits={BITS}, orders={ORDERS}")
-        return OverrideModel(f["weights"].astype(np.float32), float(f["bias"]))
+        return OverrideModel(f["weights"].astype(np.float64), float(f["bias"]))

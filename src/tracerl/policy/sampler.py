@@ -1,11 +1,12 @@
 """Batched token sampling with a KV cache, for the transformers backend.
 
-Contexts of different lengths are left-padded into one batch and prefilled together
-(identical contexts once, their cache rows repeated); decoding then feeds one token per
-row. Rows that finish (a stop token, a completed stop string or their own token budget)
-ride along as padding until half the batch is done, then the finished rows are dropped
-from the batch and the cache at once: short turns do not pay for long ones, and the
-cache is copied log2(B) times at most rather than once per finished row.
+Contexts of different lengths are left-padded into one batch and prefilled together,
+each shared prefix once (a group's prompt, the system prompt: tracerl.policy.prefix) and
+its cache rows repeated; decoding then feeds one token per row. Rows that finish (a stop
+token, a completed stop string or their own token budget) ride along as padding until
+half the batch is done, then the finished rows are dropped from the batch and the cache
+at once: short turns do not pay for long ones, and the cache is copied log2(B) times at
+most rather than once per finished row.
 
 Stop strings are found by decoding only the tail of each row: every token decodes to at
 least one byte, so the last `len(stop in bytes) + 2` tokens hold any stop string the
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
+from tracerl.policy.prefix import plan_prefixes
 from tracerl.policy.sampling import Sample, SamplingParams
 from tracerl.policy.weights import load_named
 
@@ -175,6 +177,38 @@ class TransformersSampler:
                 s.finish = "stop"
         return hit
 
+    def _prefill(self, contexts: list[list[int]], cache: DynamicCache, device: torch.device
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Fill `cache` with the contexts; the last position's logits (B, V), the
+        attention mask (B, T) and position ids (B, T) the decoding continues from.
+
+        Shared prefixes run once (tracerl.policy.prefix): the prefix pass holds one row
+        per cluster, its cache rows are repeated for the cluster's members, and the
+        suffix pass runs each row's remainder, left-padded so every row ends in the
+        last column (padding in the middle is masked; positions stay contiguous)."""
+        plan = plan_prefixes(contexts)
+        if any(not p for p in plan.prefixes):  # a one-token context: nothing to share
+            ids, mask = _left_pad(contexts, self.pad_id, device)
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                             use_cache=True, **{self.cache_arg: cache}, **self.prefill_kwargs)
+            return out.logits[:, -1], mask, positions
+        ids, mask = _left_pad(plan.prefixes, self.pad_id, device)  # (C, P)
+        self.model(input_ids=ids, attention_mask=mask,
+                   position_ids=(mask.cumsum(-1) - 1).clamp(min=0), use_cache=True,
+                   **{self.cache_arg: cache}, **self.prefill_kwargs)
+        g = torch.tensor(plan.cluster, device=device)
+        if plan.cluster != list(range(len(contexts))):
+            cache.batch_select_indices(g)  # (C, ...) -> (B, ...)
+        sids, smask = _left_pad([plan.suffix(contexts, i) for i in range(len(contexts))],
+                                self.pad_id, device)  # (B, S)
+        cut = torch.tensor(plan.cut, device=device)[:, None]
+        positions = cut + (smask.cumsum(-1) - 1).clamp(min=0)  # (B, S)
+        mask = torch.cat([mask[g], smask], dim=1)  # (B, P+S)
+        out = self.model(input_ids=sids, attention_mask=mask, position_ids=positions,
+                         use_cache=True, **{self.cache_arg: cache}, **self.prefill_kwargs)
+        return out.logits[:, -1], mask, positions
+
     def _decode(self, contexts: list[list[int]], params: SamplingParams, budgets: list[int],
                 device: torch.device, on_token: TokenCallback | None) -> list[Sample]:
         stop_text = None
@@ -183,20 +217,8 @@ class TransformersSampler:
             if stop_text is None:
                 stop_text = StopText(self.tokenizer, params.stop_strings)
                 self._stop_text[params.stop_strings] = stop_text
-        # Identical contexts (a group's first turn: G samples of one prompt) are
-        # prefilled once and their cache rows repeated.
-        index: dict[tuple[int, ...], int] = {}
-        row_of = [index.setdefault(tuple(c), len(index)) for c in contexts]
-        ids, mask = _left_pad([list(c) for c in index], self.pad_id, device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (U, T)
         cache = DynamicCache()
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                         use_cache=True, **{self.cache_arg: cache}, **self.prefill_kwargs)
-        logits = out.logits[:, -1]  # (U, V)
-        if len(index) < len(contexts):
-            g = torch.tensor(row_of, device=device)
-            cache.batch_select_indices(g)
-            logits, mask, positions = logits[g], mask[g], positions[g]  # (B, ...)
+        logits, mask, positions = self._prefill(contexts, cache, device)
         samples = [Sample([], [], "length", 0.0) for _ in contexts]
         batch = list(range(len(contexts)))  # batch row r holds sample batch[r]; -1: done
         pos = positions[:, -1:]  # (B, 1)

@@ -42,6 +42,15 @@ class TokenBatch:
                           self.old_logp[idx], self.advantages[idx],
                           _maybe(self.prompt_lens, lambda t: t[idx]))
 
+    def narrow(self, width: int) -> TokenBatch:
+        """The first `width` columns (right padding beyond every row's end dropped)."""
+        if width >= self.input_ids.shape[1]:
+            return self
+        return TokenBatch(self.input_ids[:, :width], self.attention_mask[:, :width],
+                          *(t[:, : width - 1] for t in (
+                              self.loss_mask, self.old_logp, self.advantages)),
+                          prompt_lens=self.prompt_lens)
+
 
 def _maybe(t: torch.Tensor | None, fn: Callable[[torch.Tensor], torch.Tensor]
            ) -> torch.Tensor | None:

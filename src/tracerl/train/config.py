@@ -318,6 +318,11 @@ class TrainConfig:
     gradient_checkpointing: bool = False
     """Recompute each block's activations in the backward pass (less memory, one more
     forward pass of the blocks per update)."""
+    micro_batch_tokens: int = 0
+    """Split every update (SFT, DPO, RL) into micro-batches of at most about this many
+    decoder positions and accumulate their gradients: the same step, with one piece's
+    activations in memory (0 = the whole batch at once). A group's shared prompt counts
+    once and its rows stay together when they fit (tracerl.train.micro)."""
     reward: str = ""
     """Replace the family's outcome reward: code_tests, math_answer, or module:attribute
     naming a function of a Trajectory returning a float (None = could not judge) or a
@@ -349,6 +354,9 @@ class TrainConfig:
             raise ValueError("stages must name at least one of sft, dpo, rl")
         if len(set(self.stages)) != len(self.stages):
             raise ValueError(f"stages repeats a stage: {self.stages}")
+        if self.micro_batch_tokens < 0:
+            raise ValueError(f"micro_batch_tokens must be >= 0 (0 = no micro-batches), "
+                             f"got {self.micro_batch_tokens}")
         if self.runtime == "ray" and self.rl.mode != "async":
             raise ValueError("runtime=ray runs rollout workers beside the learner: set "
                              "rl.mode=async (rl.max_staleness=0 keeps it nearly on-policy)")

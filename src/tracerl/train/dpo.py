@@ -32,6 +32,7 @@ from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import batch_logprobs, collate
 from tracerl.train.config import DPOConfig, TrainConfig
+from tracerl.train.micro import pack
 from tracerl.train.optim import adamw
 from tracerl.train.reference import Reference
 from tracerl.types import Group, Message, Task, Trajectory
@@ -120,9 +121,11 @@ def sequence_logp(model: torch.nn.Module, trajectories: Sequence[Trajectory],
 
 
 def train_dpo(policy: Policy, pairs: list[Pair], cfg: DPOConfig, seed: int,
-              on_step: Callable[[int, dict[str, float]], None] | None = None
-              ) -> list[dict[str, float]]:
-    """DPO against the policy as it is now (the reference); returns per-step metrics."""
+              on_step: Callable[[int, dict[str, float]], None] | None = None,
+              micro_tokens: int = 0) -> list[dict[str, float]]:
+    """DPO against the policy as it is now (the reference); returns per-step metrics.
+    Each step's gradient is accumulated over pieces of its pairs of at most about
+    `micro_tokens` positions (0: all pairs at once)."""
     if not pairs:
         raise ValueError("DPO needs at least one preference pair")
     model = policy.model
@@ -136,16 +139,24 @@ def train_dpo(policy: Policy, pairs: list[Pair], cfg: DPOConfig, seed: int,
         rng.shuffle(order)
         for b in range(0, len(order), cfg.batch_size):
             chunk = [pairs[i] for i in order[b:b + cfg.batch_size]]
-            both = [c for c, _ in chunk] + [r for _, r in chunk]
-            ref_logp = sequence_logp(model, both, policy.pad_id, ref)  # (2P,)
-            logp = sequence_logp(model, both, policy.pad_id)  # (2P,)
-            p = len(chunk)
-            loss, stats = dpo_loss(logp[:p], logp[p:], ref_logp[:p], ref_logp[p:], cfg.beta)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            sums = dict.fromkeys(("loss", "reward_accuracy", "margin"), 0.0)
+            costs = [len(c.token_ids()) + len(r.token_ids()) for c, r in chunk]
+            for piece in pack(costs, micro_tokens) if micro_tokens else [range(len(chunk))]:
+                part = [chunk[i] for i in piece]
+                both = [c for c, _ in part] + [r for _, r in part]
+                ref_logp = sequence_logp(model, both, policy.pad_id, ref)  # (2p,)
+                logp = sequence_logp(model, both, policy.pad_id)  # (2p,)
+                p = len(part)
+                loss, stats = dpo_loss(logp[:p], logp[p:], ref_logp[:p], ref_logp[p:],
+                                       cfg.beta)
+                share = p / len(chunk)  # the loss is a mean over pairs
+                (loss * share).backward()
+                for key, value in {"loss": loss.item(), **asdict(stats)}.items():
+                    sums[key] += share * value
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
-            history.append({"loss": loss.item(), **asdict(stats)})
+            history.append(sums)
             if on_step:
                 on_step(len(history), history[-1])
     return history
@@ -166,4 +177,4 @@ def run_dpo_stage(policy: Policy, config: TrainConfig, family: TaskFamily,
                              "rewards; raise dpo.tasks or dpo.group_size")
     else:
         pairs = pairs_from_jsonl(cfg.pairs_from, renderer)
-    return train_dpo(policy, pairs, cfg, config.seed, on_step)
+    return train_dpo(policy, pairs, cfg, config.seed, on_step, config.micro_batch_tokens)

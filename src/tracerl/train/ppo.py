@@ -13,10 +13,11 @@ import torch
 from transformers import PreTrainedModel
 
 from tracerl.algorithms.kl import kl_estimate
-from tracerl.algorithms.losses import aggregate, clipped_value_loss, is_stats
+from tracerl.algorithms.losses import aggregate, clipped_value_loss, is_stats, loss_share
 from tracerl.train.batch import TokenBatch, batch_logprobs
 from tracerl.train.config import RLConfig
 from tracerl.train.methods import is_weights, policy_loss
+from tracerl.train.micro import micro_batches
 from tracerl.train.value import ValueModel
 
 
@@ -76,41 +77,66 @@ def logprobs_no_grad(model: PreTrainedModel, batch: TokenBatch, temperature: flo
         model.train(was)
 
 
-def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfig) -> float:
-    values = critic.model(mb.input_ids, mb.attention_mask)  # (b, T)
-    loss = clipped_value_loss(values, critic.old_values[idx], critic.returns[idx], mb.loss_mask,
-                              cfg.value_clip, cfg.loss_agg)
+def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfig,
+                 micro_tokens: int) -> float:
     critic.optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    total = 0.0
+    for piece in micro_batches(mb, micro_tokens):
+        part = piece.of(mb)
+        values = critic.model(part.input_ids, part.attention_mask)  # (b, l-1)
+        rows = idx[piece.rows.to(idx.device)]
+        width = part.loss_mask.shape[1]
+        loss = clipped_value_loss(values, critic.old_values[rows, :width],
+                                  critic.returns[rows, :width], part.loss_mask,
+                                  cfg.value_clip, cfg.loss_agg)
+        loss = loss * loss_share(part.loss_mask, mb.loss_mask, cfg.loss_agg)
+        loss.backward()
+        total += loss.item()
     torch.nn.utils.clip_grad_norm_(critic.model.parameters(), cfg.grad_clip)
     critic.optimizer.step()
-    return loss.item()
+    return total
 
 
 def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: TokenBatch,
                  old_logp: torch.Tensor | None, weights: torch.Tensor | None,
                  ref_logp: torch.Tensor | None, cfg: RLConfig,
-                 ) -> tuple[PolicyStepStats, torch.Tensor | None]:
-    """One gradient step; `old_logp` None means the proximal policy is this very forward
-    pass (see `proximal_in_pass`): its detached logprobs are the ratio's denominator and
-    the truncated-IS weights are computed from them here (returned for the statistics)."""
-    logp = batch_logprobs(model, mb, cfg.temperature)  # (b, T), 0 off the loss mask
-    if old_logp is None:
-        old_logp = logp.detach()
-        weights = is_weights(cfg)(old_logp, mb.old_logp, mb.loss_mask, cfg.tis_cap)
-    pg, stats = policy_loss(cfg)(logp, old_logp, mb.advantages, mb.loss_mask,
-                                    clip_low=cfg.clip_low, clip_high=cfg.clip_high,
-                                    agg=cfg.loss_agg, weights=weights)
-    kl = torch.zeros(())
-    if ref_logp is not None:
-        kl = aggregate(kl_estimate(logp, ref_logp, cfg.kl_estimator), mb.loss_mask, cfg.loss_agg)
-    loss = pg + cfg.kl_coef * kl
+                 micro_tokens: int) -> PolicyStepStats:
+    """One optimiser step on the minibatch `mb`, its gradient accumulated over
+    micro-batches (tracerl.train.micro); the statistics are share-weighted means.
+
+    `old_logp` None means the proximal policy is this very pass (see `proximal_in_pass`):
+    each piece's detached logprobs are the ratio's denominator, and its truncated-IS
+    weights are computed from them and written into `weights` (B, T), for the statistics."""
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    in_pass = old_logp is None
+    if in_pass and weights is None:
+        raise ValueError("_policy_step: old_logp=None needs a weights tensor to fill")
+    sums = torch.zeros(5, dtype=torch.float64)  # loss, pg, kl, clip fraction, approx kl
+    for piece in micro_batches(mb, micro_tokens):
+        part = piece.of(mb)
+        logp = batch_logprobs(model, part, cfg.temperature)  # (b, l-1), 0 off the mask
+        if in_pass:
+            old = logp.detach()
+            w = is_weights(cfg)(old, part.old_logp, part.loss_mask, cfg.tis_cap)
+            weights[piece.rows.to(weights.device), : piece.width - 1] = w  # type: ignore[index]
+        else:
+            old = piece.cols(old_logp)  # type: ignore[arg-type]
+            w = None if weights is None else piece.cols(weights)
+        pg, stats = policy_loss(cfg)(logp, old, part.advantages,
+                                     part.loss_mask, clip_low=cfg.clip_low,
+                                     clip_high=cfg.clip_high, agg=cfg.loss_agg, weights=w)
+        kl = torch.zeros(())
+        if ref_logp is not None:
+            kl = aggregate(kl_estimate(logp, piece.cols(ref_logp), cfg.kl_estimator),
+                           part.loss_mask, cfg.loss_agg)
+        loss = pg + cfg.kl_coef * kl
+        share = loss_share(part.loss_mask, mb.loss_mask, cfg.loss_agg)
+        (loss * share).backward()
+        sums += share * torch.tensor([loss.item(), pg.item(), kl.item(), stats.clip_fraction,
+                                      stats.approx_kl], dtype=torch.float64)
     gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     optimizer.step()
-    return PolicyStepStats(loss.item(), pg.item(), kl.item(), stats.clip_fraction,
-                           stats.approx_kl, float(gn)), weights
+    return PolicyStepStats(*sums.tolist(), grad_norm=float(gn))
 
 
 def proximal_in_pass(model: PreTrainedModel, cfg: RLConfig) -> bool:
@@ -130,7 +156,7 @@ def proximal_in_pass(model: PreTrainedModel, cfg: RLConfig) -> bool:
 def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: TokenBatch,
                cfg: RLConfig, generator: torch.Generator, dropped: int,
                ref_logp: torch.Tensor | None = None, critic: Critic | None = None,
-               train_policy: bool = True) -> UpdateMetrics:
+               train_policy: bool = True, micro_tokens: int = 0) -> UpdateMetrics:
     """Update the policy (unless `train_policy` is False: critic warm-up) and the critic.
 
     With `rl.tis_cap` > 0 the ratio's denominator is the trainer's own logprob before
@@ -138,10 +164,10 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
     ratio p_trainer / p_sampler, per token or per sequence (`rl.tis_level`): AReaL's
     decoupled objective when the sampler is stale (async runs). Otherwise the
     denominator is the sampler's behaviour logprob (plain PPO/GRPO).
-    `ref_logp` (B, T) adds the KL loss term (kl_placement=loss).
+    `ref_logp` (B, T) adds the KL loss term (kl_placement=loss). Each optimiser step's
+    gradient is accumulated over micro-batches of at most `micro_tokens` positions.
     """
-    old_logp = batch.old_logp
-    weights = None
+    old_logp, weights = batch.old_logp, None
     in_pass = cfg.tis_cap > 0 and train_policy and proximal_in_pass(model, cfg)
     if cfg.tis_cap > 0 and not in_pass:
         old_logp = logprobs_no_grad(model, batch, cfg.temperature)
@@ -158,15 +184,15 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
             mb = batch.select(chunk)
             row = torch.zeros(7, dtype=torch.float64)
             if train_policy:
-                step, used = _policy_step(
-                    model, optimizer, mb, None if in_pass else old_logp[chunk],
-                    None if weights is None else weights[chunk],
-                    ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg)
-                row[:6] = torch.tensor(astuple(step))
                 if in_pass:  # the one minibatch is the whole batch, permuted
-                    weights, mask = used, mb.loss_mask
+                    weights, mask = torch.zeros_like(mb.loss_mask), mb.loss_mask
+                row[:6] = torch.tensor(astuple(_policy_step(
+                    model, optimizer, mb, None if in_pass else old_logp[chunk],
+                    weights if in_pass or weights is None else weights[chunk],
+                    ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg,
+                    micro_tokens)))
             if critic is not None:
-                row[6] = _critic_step(critic, mb, chunk, cfg)
+                row[6] = _critic_step(critic, mb, chunk, cfg, micro_tokens)
             sums += row
             n += 1
     avg = (sums / max(1, n)).tolist()

@@ -248,7 +248,8 @@ class RLStep:
             assert inp.values is not None
             critic = Critic(self.critic, self.critic_opt, out.returns.detach(), inp.values)
         metrics = ppo_update(self.policy.model, optimizer, batch, rl, generator, dropped,
-                             ref_logp, critic, train_policy=step >= rl.critic_warmup)
+                             ref_logp, critic, train_policy=step >= rl.critic_warmup,
+                             micro_tokens=self.cfg.micro_batch_tokens)
         return StepUpdate(metrics, self.calibration)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
-from tracerl.algorithms.losses import sft_loss
+from tracerl.algorithms.losses import loss_share, sft_loss
 from tracerl.envs.family import TaskFamily
 from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.model import Policy
@@ -17,6 +17,7 @@ from tracerl.rollout.demos import episode_openings, trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
 from tracerl.train.batch import batch_logprobs, collate
 from tracerl.train.config import SFTConfig
+from tracerl.train.micro import micro_batches
 from tracerl.train.optim import adamw
 from tracerl.types import Trajectory
 
@@ -51,8 +52,11 @@ def cosine_lr(step: int, total: int, peak: float, warmup_frac: float = 0.05) -> 
 
 
 def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
-            on_step: Callable[[SFTStepMetrics], None] | None = None) -> list[SFTStepMetrics]:
-    """Train the policy on `demos` for `cfg.epochs`; returns per-step metrics."""
+            on_step: Callable[[SFTStepMetrics], None] | None = None,
+            micro_tokens: int = 0) -> list[SFTStepMetrics]:
+    """Train the policy on `demos` for `cfg.epochs`; returns per-step metrics. Each step's
+    gradient is accumulated over micro-batches of at most `micro_tokens` positions (0:
+    the whole batch at once; tracerl.train.micro)."""
     model = policy.model
     device = next(model.parameters()).device
     opt = adamw(trainable_parameters(model), cfg.lr)
@@ -74,13 +78,18 @@ def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
             for group in opt.param_groups:
                 group["lr"] = lr
             batch = collate([demos[i] for i in indices], policy.pad_id).to(device)
-            logp = batch_logprobs(model, batch)  # (B, L-1), 0 off the loss mask
-            loss = sft_loss(logp, batch.loss_mask)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            loss = 0.0
+            for mb in micro_batches(batch, micro_tokens):
+                part = mb.of(batch)
+                logp = batch_logprobs(model, part)  # (b, l-1), 0 off the loss mask
+                piece = sft_loss(logp, part.loss_mask) * loss_share(
+                    part.loss_mask, batch.loss_mask, "token-mean")
+                piece.backward()
+                loss += piece.item()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
-            m = SFTStepMetrics(step + 1, total, loss.item(), lr, int(batch.loss_mask.sum()))
+            m = SFTStepMetrics(step + 1, total, loss, lr, int(batch.loss_mask.sum()))
             history.append(m)
             if on_step:
                 on_step(m)

@@ -34,6 +34,7 @@ from tracerl.train.configlib import ConfigError
 from tracerl.train.dpo import run_dpo_stage
 from tracerl.train.evaluate import EvalResult, evaluate_policy
 from tracerl.train.loggers import MetricsLog, read_metrics
+from tracerl.train.malloc import map_large_blocks
 from tracerl.train.methods import check_methods, needs_reference
 from tracerl.train.model_setup import prepare_policy, start_stage
 from tracerl.train.optim import adamw
@@ -120,6 +121,7 @@ class Trainer:
         self.state = ckpt.TrainerState()
         self.optimizer_state: dict | None = None
         self._set_threads()
+        map_large_blocks()  # freed activations go back to the OS (train/malloc.py)
         _seed_everything(config.seed)
         latest = ckpt.latest_checkpoint(self.run_dir) if resume else None
         self.policy = self._load_policy(latest, policy)
@@ -296,7 +298,8 @@ class Trainer:
             if m.step % 10 == 0 or m.step == m.total_steps:
                 self.log.log("sft", m.step, {"loss": m.loss, "lr": m.lr, "tokens": m.tokens})
 
-        run_sft(self.policy, demos, self.cfg.sft, self.cfg.seed, on_step)
+        run_sft(self.policy, demos, self.cfg.sft, self.cfg.seed, on_step,
+                micro_tokens=self.cfg.micro_batch_tokens)
         bar.done()
 
     def _run_dpo(self) -> None:

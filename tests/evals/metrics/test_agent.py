@@ -150,3 +150,29 @@ def test_action_safety_scans_malformed_calls_by_their_raw_text():
 def test_action_safety_options_are_checked():
     with pytest.raises(ValueError, match="unknown scanner"):
         ActionSafety(scanners=("nope",))
+
+
+def test_action_safety_remembers_findings_of_builtin_scanners_only():
+    from tracerl.guard import Finding
+
+    class Counting:
+        """A custom scanner with state: ActionSafety must call it every time."""
+
+        name = "counting"
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def scan(self, text: str) -> list[Finding]:
+            self.calls += 1
+            return [Finding("counting", "x", 0, 1, 1.0)] if self.calls > 2 else []
+
+    it = _record(("bash", '{"cmd": "rm -rf /"}'), ("bash", '{"cmd": "ls"}'))
+    metric = ActionSafety()
+    first = metric(it)
+    assert first == metric(it) == ActionSafety()(it)  # the memo gives what a scan gives
+    assert first.score == 0.5
+    counting = Counting()
+    custom = ActionSafety(scanners=(counting,))
+    assert custom(it).score == 1.0 and custom(it).score == 0.0  # scanned again: state shows
+    assert counting.calls == 4

@@ -39,6 +39,8 @@ def test_answer_relevance_reads_the_question(item):
                                 question="What is the capital of France?"))
     off = AnswerRelevance()(item("I like turtles.", question="What is the capital of France?"))
     assert on.score > off.score
+    empty = AnswerRelevance()(item("", question="What is the capital of France?"))
+    assert empty.score == 0.0  # an empty answer is the policy's: wrong, never None
     assert AnswerRelevance()(item("Paris")).score is not None  # the task's user message
     no_question = score(AnswerRelevance(), item_from_text("Paris"))  # no user message
     assert no_question.score is None and "no question" in no_question.details["unjudged"]
@@ -50,6 +52,8 @@ def test_profanity(item):
     rude = Profanity()(item("shut up you stupid idiot"))
     assert clean.passed and not rude.passed
     assert clean.score > 0.9 and rude.score < 0.5
+    empty = score(Profanity(), item(""))  # judged (no profanity in it), never None
+    assert empty.score is not None and empty.passed
 
 
 def test_missing_package_names_the_extra(monkeypatch):

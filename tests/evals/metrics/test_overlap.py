@@ -101,3 +101,27 @@ def test_bit_parallel_distances_equal_the_dynamic_programme():
         b = "".join(rng.choice("abcé ") for _ in range(rng.randint(0, 70)))
         assert levenshtein(a, b) == _levenshtein_loop(a, b), (a, b)
         assert lcs_length(a.split(), b.split()) == _lcs_loop(a.split(), b.split()), (a, b)
+    for _ in range(40):  # shared prefixes and suffixes (cut before the bit vectors), long
+        # strings (vectors of several machine words), emoji and combining accents
+        core = lambda n: "".join(rng.choice("ab🎉e\u0301") for _ in range(n))  # noqa: E731
+        fix, tail = core(rng.randint(0, 30)), core(rng.randint(0, 30))
+        a, b = fix + core(rng.randint(0, 150)) + tail, fix + core(rng.randint(0, 150)) + tail
+        assert levenshtein(a, b) == _levenshtein_loop(a, b) == levenshtein(b, a), (a, b)
+    assert levenshtein("", "") == 0 and levenshtein("abc", "abc") == 0
+    assert levenshtein("aXa", "aa") == 1 and levenshtein("abab", "ab") == 2
+
+
+def test_clipped_overlap_equals_the_counter_intersection():
+    import random
+    from collections import Counter
+
+    from tracerl.evals.metrics.overlap import clipped_overlap, ngrams
+
+    rng = random.Random(0)
+    for _ in range(300):
+        a = [rng.choice("ab東é") for _ in range(rng.randint(0, 12))]
+        b = [rng.choice("ab東é") for _ in range(rng.randint(0, 12))]
+        for n in (1, 2, 3):
+            ga, gb = ngrams(a, n), ngrams(b, n)
+            assert clipped_overlap(ga, gb) == sum((ga & gb).values()) == sum(
+                (Counter(ga) & Counter(gb)).values())

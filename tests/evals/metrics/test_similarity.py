@@ -99,11 +99,13 @@ def test_vectorised_chrf_counts_equal_the_counter_loop():
     from tracerl.evals.metrics.similarity import order_matches, order_matches_loop
 
     rng = random.Random(0)
-    alphabet = "abcé東京 "
-    for _ in range(300):
-        a = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
-        b = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
-        orders = min(6, len(a), len(b))
-        assert order_matches(a, b, orders) == order_matches_loop(a, b, orders), (a, b)
+    # ASCII (code points as codes), Latin-1 (9 bits: ranks for 6 orders), CJK and emoji
+    # (ranks), a NUL character, and one-character strings
+    for alphabet in ("ab", "abc.,\x00", "abcé東京 ", "aé\u00ff", "x🎉\u0301"):
+        for _ in range(150):
+            a = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
+            b = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
+            for orders in {1, min(6, len(a), len(b))}:
+                assert order_matches(a, b, orders) == order_matches_loop(a, b, orders), (a, b)
     wide = "".join(chr(0x4E00 + i) for i in range(3000))  # too many characters for 64 bits
     assert order_matches(wide, wide[::2], 6) == order_matches_loop(wide, wide[::2], 6)

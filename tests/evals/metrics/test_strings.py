@@ -128,3 +128,21 @@ def test_url_presence_strips_sentence_punctuation(item):
     assert not ContainsUrl()(item("see docs.python.org")).passed
     assert ContainsUrl(present=False)(item("no links")).passed
     assert ContainsUrl(whole=True)(item("http://localhost:8000/a?b=1")).passed
+
+
+def test_presence_shortcut_equals_the_regex_on_random_text(item):
+    """Without '@' (e-mail) or '://' (URL) the metrics skip the regex: same results."""
+    import random
+
+    from tracerl.evals.metrics.strings import _EMAIL, _URL
+
+    rng = random.Random(0)
+    parts = ["a", "é", ".", "@", ":", "/", "//", "x.org", " ", "\n", "HTTPS", "ftp", "-", "_"]
+    for _ in range(400):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 14)))
+        it = item(text)
+        for cls, rx in ((ContainsEmail, _EMAIL), (ContainsUrl, _URL)):
+            s = text.strip()
+            assert cls()(it).score == float(bool(rx.findall(s))), text
+            assert cls(present=False)(it).score == float(not rx.findall(s)), text
+            assert cls(whole=True)(it).score == float(rx.fullmatch(s) is not None), text

@@ -123,3 +123,37 @@ def test_tree_similarity_ignores_key_order_not_list_order(item):
 def test_tree_similarity_true_is_not_one(item):
     assert JsonTreeSimilarity()(item("[true]", expected_json=[1])).details["distance"] == 1
     assert JsonTreeSimilarity()(item("[1.0]", expected_json=[1])).passed
+
+
+def _find_json_naive(text: str):  # noqa: ANN202 - a JSON value
+    """Try the decoder at every "{" and "[" in order: the reference for find_json."""
+    import json
+
+    decoder = json.JSONDecoder()
+    for pos, ch in enumerate(text):
+        if ch in "{[":
+            try:
+                return decoder.raw_decode(text, pos)[0]
+            except json.JSONDecodeError:
+                continue
+    raise NoJson("none")
+
+
+def test_find_json_equals_trying_every_bracket_on_random_text():
+    import random
+
+    rng = random.Random(0)
+    parts = ["{", "}", "[", "]", '"', ":", ",", " ", "\n", "\t", "1", "-2.5", "a", "é", "東",
+             "true", "null", "NaN", "Infinity", '"k"', "[d1]", '{"a": [1, {"b": "}"}]}', "[[",
+             "\u00a0", ""]
+    for _ in range(3000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 12)))
+        try:
+            want = ("value", _find_json_naive(text))
+        except NoJson:
+            want = ("none", None)
+        try:
+            got = ("value", find_json(text))
+        except NoJson:
+            got = ("none", None)
+        assert repr(got) == repr(want), text  # repr: NaN != NaN

@@ -28,9 +28,8 @@ def ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
 
 
 def clipped_overlap(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) -> int:
-    """sum over n-grams of min(count in a, count in b), walking the smaller counter."""
-    small, large = (a, b) if len(a) <= len(b) else (b, a)
-    return sum(min(c, large.get(g, 0)) for g, c in small.items())
+    """sum over n-grams of min(count in a, count in b), walking the n-grams both have."""
+    return sum([min(a[g], b[g]) for g in a.keys() & b.keys()])
 
 
 def answer_ngrams(item: EvalItem, n: int) -> Counter[tuple[str, ...]]:
@@ -54,9 +53,9 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
     log_sum = 0.0
     for n in range(1, max_n + 1):
         cand = candidate_ngrams(n) if candidate_ngrams else ngrams(candidate, n)
-        best: Counter[tuple[str, ...]] = Counter()
-        for ref in references:
-            best |= ngrams(ref, n)
+        best = ngrams(references[0], n)
+        for ref in references[1:]:
+            best = best | ngrams(ref, n)
         matched = clipped_overlap(cand, best)
         total = max(len(candidate) - n + 1, 0)
         if smoothing == "add1" and n > 1:
@@ -106,33 +105,51 @@ def levenshtein(a: str, b: str) -> int:
     matching based on dynamic programming", in the global-distance form of Hyyro,
     2001): the vertical and horizontal +1/-1 deltas of one DP column are bit vectors
     over the longer string (Python integers have any width), one column per character
-    of the shorter one.
+    of the shorter one. A common prefix and suffix cost nothing and are cut first.
+    Complement is XOR with the mask, and the vectors are never masked: every operation
+    (and, or, xor, +, <<) carries information only upwards, so the garbage that
+    collects above bit m never reaches the bits read.
     """
+    if a == b:
+        return 0
+    start, stop = 0, min(len(a), len(b))
+    while start < stop and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < stop - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a, b = a[start: len(a) - end], b[start: len(b) - end]
     if len(a) > len(b):
         a, b = b, a
     m = len(b)
-    if m == 0:
-        return len(a)
+    if not a:
+        return m
     peq: dict[str, int] = {}
     for i, c in enumerate(b):
         peq[c] = peq.get(c, 0) | (1 << i)
     mask, last = (1 << m) - 1, 1 << (m - 1)
     pv, mv, dist = mask, 0, m
+    get = peq.get
     for c in a:
-        eq = peq.get(c, 0)
+        eq = get(c, 0)
         xv = eq | mv
         xh = (((eq & pv) + pv) ^ pv) | eq
-        ph = mv | (~(xh | pv) & mask)
+        ph = mv | (mask ^ (xh | pv))
         mh = pv & xh
         if ph & last:
             dist += 1
         elif mh & last:
             dist -= 1
-        ph = ((ph << 1) | 1) & mask  # row 0 grows by one per column: global distance
-        mh = (mh << 1) & mask
-        pv = mh | (~(xv | ph) & mask)
+        ph = (ph << 1) | 1  # row 0 grows by one per column: global distance
+        pv = (mh << 1) | (mask ^ (xv | ph))
         mv = ph & xv
     return dist
+
+
+def reference_tokens(item: EvalItem, key: str) -> list[list[str]]:
+    """`tokens` of each reference text of field `key`, once per item (BLEU and the
+    ROUGEs share them); Unjudged as `references`."""
+    return item.memo(f"ref_tokens:{key}", lambda: [tokens(r) for r in references(item, key)])
 
 
 def references(item: EvalItem, key: str) -> list[str]:
@@ -162,7 +179,7 @@ class Bleu:
     name: str = "bleu"
 
     def __call__(self, item: EvalItem) -> float:
-        refs = [tokens(r) for r in references(item, self.reference_key)]
+        refs = reference_tokens(item, self.reference_key)
         return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing,
                     lambda n: answer_ngrams(item, n))
 
@@ -182,8 +199,8 @@ class RougeL:
 
     def __call__(self, item: EvalItem) -> float:
         cand = item.derived("tokens", tokens)
-        return max(rouge_l(cand, tokens(r), self.beta)
-                   for r in references(item, self.reference_key))
+        return max(rouge_l(cand, r, self.beta)
+                   for r in reference_tokens(item, self.reference_key))
 
 
 @dataclass(frozen=True)

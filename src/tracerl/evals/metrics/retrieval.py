@@ -19,12 +19,12 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
-from tracerl.evals.metrics.structured import NoJson, output_json
+from tracerl.evals.metrics.structured import answer_json_or_none
 
 RankScore = Literal["precision", "recall"]
 _CITATION = re.compile(r"\[([^\[\]\n]{1,80})\](?!\()")  # [1], [doc-3], [1, 2]; not [text](url)
@@ -86,11 +86,8 @@ def relevance(item: EvalItem, key: str) -> dict[str, float]:
     return rel
 
 
-def _ids_in_text(text: str) -> list[str]:
-    try:
-        value = output_json(text)
-    except NoJson:
-        value = None
+def _ids_in_text(text: str, value: Any) -> list[str]:
+    """The ids a text lists, given its JSON (None when it holds none)."""
     if isinstance(value, list):
         return [str(v).strip() for v in value if str(v).strip()]
     return [p.strip() for p in _LINE_SPLIT.split(text) if p.strip()]
@@ -99,7 +96,8 @@ def _ids_in_text(text: str) -> list[str]:
 def retrieved(item: EvalItem, key: str | None) -> list[str]:
     """The ranking: reference field `key`, or the ids the answer lists when key is None."""
     if key is None:
-        return list(item.derived("listed_ids", _ids_in_text))
+        return list(item.derived("listed_ids",
+                                 lambda text: _ids_in_text(text, answer_json_or_none(item))))
     raw = item.require(key)
     if not isinstance(raw, (list, tuple)):
         raise malformed_reference(key, "is not a list of ids")
@@ -120,7 +118,9 @@ class _Ranked:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         ranked = retrieved(item, self.retrieved_key)
-        return MetricResult(self.measure(ranked, relevance(item, self.relevant_key), self.k))
+        relevant = item.memo(f"relevance:{self.relevant_key}",
+                             lambda: relevance(item, self.relevant_key))
+        return MetricResult(self.measure(ranked, relevant, self.k))
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ from tracerl.evals.metrics.overlap import (
     answer_ngrams,
     clipped_overlap,
     ngrams,
+    reference_tokens,
     references,
-    tokens,
 )
-from tracerl.evals.metrics.structured import NoJson, output_json
+from tracerl.evals.metrics.structured import NoJson, answer_json_or_none, output_json
 from tracerl.evals.metrics.text import gold_number, last_number, normalise
 
 SetScore = Literal["f1", "precision", "recall"]
@@ -70,8 +70,8 @@ class RougeN:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         cand = answer_ngrams(item, self.n)
-        return MetricResult(max(rouge_n(cand, tokens(r), self.n)
-                                for r in references(item, self.reference_key)))
+        return MetricResult(max(rouge_n(cand, r, self.n)
+                                for r in reference_tokens(item, self.reference_key)))
 
 
 def _char_ngrams(text: str, n: int) -> Counter[str]:
@@ -88,30 +88,35 @@ _ORDER_SHIFT = 58  # n-gram codes carry their order in the bits above this
 
 
 def order_matches(cand: str, ref: str, orders: int) -> list[int]:
-    """The same counts as `order_matches_loop`, vectorised: each character becomes its
-    rank in the two strings' joint alphabet, each n-gram the exact integer of its ranks
-    (`bits` per character, its order on top), so one sort per string and one
-    intersection count every order at once. Falls back to the loop when the alphabet is
-    too large for the codes to fit in 64 bits."""
+    """The same counts as `order_matches_loop`, vectorised: each n-gram becomes the
+    exact integer of its characters (`bits` per character, its order on top): the code
+    points themselves when they are narrow enough (ASCII text: 7 bits), else their ranks
+    in the two strings' joint alphabet. The candidate's codes are sorted once and each
+    distinct reference n-gram's count in them is found by binary search. Falls back to
+    the loop when the alphabet is too large for the codes to fit in 64 bits."""
     points = np.frombuffer((cand + ref).encode("utf-32-le"), dtype=np.uint32)
-    alphabet, dense = np.unique(points, return_inverse=True)
-    bits = int(len(alphabet)).bit_length()
+    bits = int(points.max()).bit_length()
     if bits * orders > _ORDER_SHIFT:
-        return order_matches_loop(cand, ref, orders)
-    dense = dense.astype(np.int64) + 1
+        alphabet, dense = np.unique(points, return_inverse=True)
+        bits = int(len(alphabet)).bit_length()
+        if bits * orders > _ORDER_SHIFT:
+            return order_matches_loop(cand, ref, orders)
+        x = dense.astype(np.int64) + 1
+    else:
+        x = points.astype(np.int64)
 
-    def codes(x: np.ndarray) -> np.ndarray:
-        out, g = [], x
-        for n in range(1, orders + 1):
-            if n > 1:
-                g = (g[:-1] << bits) | x[n - 1:]
-            out.append(g | (n << _ORDER_SHIFT))
-        return np.concatenate(out)
-
-    uc, cc = np.unique(codes(dense[: len(cand)]), return_counts=True)
-    ur, cr = np.unique(codes(dense[len(cand):]), return_counts=True)
-    common, ia, ib = np.intersect1d(uc, ur, assume_unique=True, return_indices=True)
-    per_order = np.bincount(common >> _ORDER_SHIFT, weights=np.minimum(cc[ia], cr[ib]),
+    split, g = len(cand), x
+    in_cand, in_ref = [x[:split] | (1 << _ORDER_SHIFT)], [x[split:] | (1 << _ORDER_SHIFT)]
+    for n in range(2, orders + 1):  # n-grams of the joined strings, minus those across it
+        g = (g[:-1] << bits) | x[n - 1:]
+        tagged = g | (n << _ORDER_SHIFT)
+        in_cand.append(tagged[: split - n + 1])
+        in_ref.append(tagged[split:])
+    cand_codes = np.sort(np.concatenate(in_cand))
+    distinct, ref_counts = np.unique(np.concatenate(in_ref), return_counts=True)
+    found = (np.searchsorted(cand_codes, distinct, "right")
+             - np.searchsorted(cand_codes, distinct, "left"))
+    per_order = np.bincount(distinct >> _ORDER_SHIFT, weights=np.minimum(found, ref_counts),
                             minlength=orders + 1)
     return [int(per_order[n]) for n in range(1, orders + 1)]
 
@@ -164,14 +169,16 @@ def _canonical(x: Any) -> str:
     return json.dumps(x, sort_keys=True, ensure_ascii=False)
 
 
-def list_items(text: str) -> list[str]:
+def list_items(text: str, value: Any = ...) -> list[str]:
     """A list answer's items, in order: a JSON array (anywhere in the text), else the
     lines / comma- or semicolon-separated parts, bullets and numbering removed;
-    normalised (casefolded, whitespace collapsed), blanks dropped."""
-    try:
-        value = output_json(text)
-    except NoJson:
-        value = None
+    normalised (casefolded, whitespace collapsed), blanks dropped. `value`: the text's
+    JSON when already parsed (None: it holds none)."""
+    if value is ...:
+        try:
+            value = output_json(text)
+        except NoJson:
+            value = None
     if isinstance(value, list):
         parts = [_canonical(v) for v in value]
     else:
@@ -225,8 +232,9 @@ class SetF1:
             object.__setattr__(self, "name", f"set_{self.score}")
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        gold = reference_items(item, self.reference_key)
-        out = item.derived("list_items", list_items)
+        gold = item.memo(f"reference_items:{self.reference_key}",
+                         lambda: reference_items(item, self.reference_key))
+        out = item.derived("list_items", lambda text: list_items(text, answer_json_or_none(item)))
         p, r, f1 = set_scores(out, gold)
         value = {"precision": p, "recall": r, "f1": f1}[self.score]
         return MetricResult(value, passed=f1 == 1.0,

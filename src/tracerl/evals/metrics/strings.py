@@ -258,9 +258,15 @@ class _Presence:
     whole: bool = False
     """The whole (stripped) answer must be one (only with present=True)."""
     pattern: ClassVar[re.Pattern[str]]
+    marker: ClassVar[str]
+    """A literal every match contains: a text without it has none (skips the regex)."""
 
     def __call__(self, item: EvalItem) -> MetricResult:
         text = item.output_text().strip()
+        if self.marker not in text:
+            ok = not self.present and not self.whole
+            return MetricResult(float(ok), passed=ok,
+                                details={} if self.whole else {"count": 0})
         if self.whole:
             ok = self.pattern.fullmatch(text) is not None
             return MetricResult(float(ok), passed=ok)
@@ -281,6 +287,7 @@ class ContainsEmail(_Presence):
 
     name: str = "contains_email"
     pattern: ClassVar[re.Pattern[str]] = _EMAIL
+    marker: ClassVar[str] = "@"
 
 
 @dataclass(frozen=True)
@@ -295,3 +302,4 @@ class ContainsUrl(_Presence):
 
     name: str = "contains_url"
     pattern: ClassVar[re.Pattern[str]] = _URL
+    marker: ClassVar[str] = "://"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,10 +25,14 @@ import jsonschema
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
-from tracerl.evals.metrics.text import parse_json_output
-from tracerl.evals.tree_edit import json_tree, tree_edit_distance, tree_size
+from tracerl.evals.metrics.text import answer_whole_json, parse_json_output
+from tracerl.evals.tree_edit import json_postorder, postorder_distance
 
 _DECODER = json.JSONDecoder()
+_JSON_START = re.compile(r'\{(?=[ \t\n\r]*["}])|\[(?=[ \t\n\r]*[-0-9"\[{\]tfnNI])')
+"""Where a JSON object or array can start: "{" before a key or "}", "[" before a value
+or "]" (the decoder skips only these four whitespace characters). The decoder fails at
+every other "{" or "[", so trying only these finds the same value with fewer tries."""
 
 
 class NoJson(ValueError):
@@ -36,17 +41,12 @@ class NoJson(ValueError):
 
 def find_json(text: str) -> Any:
     """The first JSON object or array inside `text` (prose around it is ignored)."""
-    start = 0
-    while True:
-        brace, bracket = text.find("{", start), text.find("[", start)
-        hits = [p for p in (brace, bracket) if p != -1]
-        if not hits:
-            raise NoJson("no JSON object or array in the output")
-        pos = min(hits)
+    for start in _JSON_START.finditer(text):
         try:
-            return _DECODER.raw_decode(text, pos)[0]
+            return _DECODER.raw_decode(text, start.start())[0]
         except json.JSONDecodeError:
-            start = pos + 1
+            continue
+    raise NoJson("no JSON object or array in the output")
 
 
 def output_json(text: str) -> Any:
@@ -57,20 +57,29 @@ def output_json(text: str) -> Any:
         return find_json(text)
 
 
-def _json_or_none(text: str) -> tuple[Any, str]:
+def _answer_json(item: EvalItem, text: str) -> tuple[Any, str]:
+    value, error = answer_whole_json(item)
+    if error is None:
+        return value, ""
     try:
-        return output_json(text), ""
+        return find_json(text), ""
     except NoJson as exc:
         return None, str(exc)
 
 
 def answer_json(item: EvalItem) -> Any:
-    """The answer's JSON (`output_json`, parsed once per item); NoJson when there is
-    none. The value is shared between metrics: never mutate it."""
-    value, error = item.derived("json", _json_or_none)
+    """The answer's JSON (`output_json`, parsed once per item, reusing the whole-text
+    parse of `answer_whole_json`); NoJson when there is none. The value is shared
+    between metrics: never mutate it."""
+    value, error = item.derived("json", lambda text: _answer_json(item, text))
     if error:
         raise NoJson(error)
     return value
+
+
+def answer_json_or_none(item: EvalItem) -> Any:
+    """The answer's JSON, or None when it holds none (also when it is JSON null)."""
+    return item.derived("json", lambda text: _answer_json(item, text))[0]
 
 
 def json_type(value: Any) -> str:
@@ -301,11 +310,11 @@ class JsonTreeSimilarity:
     name: str = "json_tree_similarity"
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        want = json_tree(_expected(item, self.reference_key))
+        want = json_postorder(_expected(item, self.reference_key))
         try:
-            got = json_tree(answer_json(item))
+            got = item.derived("json_tree", lambda _: json_postorder(answer_json(item)))
         except NoJson as exc:
             return MetricResult(0.0, passed=False, details={"error": str(exc)})
-        dist = tree_edit_distance(got, want)
-        value = max(0.0, 1.0 - dist / max(tree_size(got), tree_size(want)))
+        dist = postorder_distance(got, want)
+        value = max(0.0, 1.0 - dist / max(len(got.labels), len(want.labels)))
         return MetricResult(value, passed=dist == 0, details={"distance": dist})

@@ -153,6 +153,19 @@ def parse_json_output(text: str) -> Any:
         return json.loads(fenced.group(1))
 
 
+def _whole_json(text: str) -> tuple[Any, str | None]:
+    try:
+        return parse_json_output(text), None
+    except json.JSONDecodeError as exc:
+        return None, exc.msg
+
+
+def answer_whole_json(item: EvalItem) -> tuple[Any, str | None]:
+    """(value, None) when `parse_json_output` reads the answer, else (None, the decoder's
+    message); parsed once per item and shared (never mutate the value)."""
+    return item.derived("json_whole", _whole_json)
+
+
 @dataclass(frozen=True)
 class JsonValid:
     """The whole answer, or its first fenced block, is JSON.
@@ -165,10 +178,9 @@ class JsonValid:
     name: str = "json_valid"
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        try:
-            parse_json_output(item.output_text())
-        except json.JSONDecodeError as exc:
-            return MetricResult(0.0, passed=False, details={"error": exc.msg})
+        _, error = answer_whole_json(item)
+        if error is not None:
+            return MetricResult(0.0, passed=False, details={"error": error})
         return MetricResult(1.0, passed=True)
 
 
@@ -191,10 +203,9 @@ class JsonSchemaMatch:
         object.__setattr__(self, "_validator", cls(self.schema))
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        try:
-            value = parse_json_output(item.output_text())
-        except json.JSONDecodeError as exc:
-            return MetricResult(0.0, passed=False, details={"error": f"not JSON: {exc.msg}"})
+        value, error = answer_whole_json(item)
+        if error is not None:
+            return MetricResult(0.0, passed=False, details={"error": f"not JSON: {error}"})
         if self._validator.is_valid(value):
             return MetricResult(1.0, passed=True)
         error = jsonschema.exceptions.best_match(self._validator.iter_errors(value))

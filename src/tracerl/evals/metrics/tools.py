@@ -10,16 +10,28 @@ from typing import Any
 
 import jsonschema
 
-from tracerl.evals.args_compare import ArgsOption
+from tracerl.evals.args_compare import ArgsOption, comparator_for
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
-from tracerl.evals.match import MatchMode, trajectory_match
+from tracerl.evals.match import MODES, Call, MatchMode, match_calls, tool_calls
 from tracerl.evals.metric import MetricResult
 from tracerl.types import ToolCall
 
 
 def calls_of(item: EvalItem) -> list[ToolCall]:
     return [c for t in item.trajectory.turns for c in t.tool_calls]
+
+
+def output_calls(item: EvalItem) -> list[Call]:
+    """The trajectory's calls as `trajectory_match` numbers them, once per item."""
+    return item.memo("output_calls", lambda: tool_calls(item.messages()))
+
+
+def reference_message_calls(item: EvalItem, key: str) -> list[Call]:
+    """The calls of the reference messages in field `key` (`tool_calls` with
+    reference=True: a malformed one is Unjudged), parsed once per item."""
+    return item.memo(f"reference_calls:{key}",
+                     lambda: tool_calls(item.require(key), reference=True))
 
 
 def is_malformed(call: ToolCall) -> bool:
@@ -30,6 +42,13 @@ def is_malformed(call: ToolCall) -> bool:
 
 def _key(call: ToolCall) -> str:
     return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+
+
+def call_keys(item: EvalItem) -> list[list[str]]:
+    """Per turn, each call's name + canonical arguments (what a repeat repeats), once
+    per item."""
+    return item.memo("call_keys", lambda: [[_key(c) for c in t.tool_calls]
+                                           for t in item.trajectory.turns])
 
 
 @dataclass(frozen=True)
@@ -132,8 +151,7 @@ class StepEfficiency:
         calls = calls_of(item)
         seen: set[str] = set()
         redundant = 0
-        for call in calls:
-            key = _key(call)
+        for key in (k for keys in call_keys(item) for k in keys):
             redundant += key in seen
             seen.add(key)
         score = 1.0 - redundant / len(calls) if calls else 1.0
@@ -142,11 +160,8 @@ class StepEfficiency:
 
 def _steps(item: EvalItem) -> list[str]:
     """One token per turn: its tool calls if any, else its text (what a loop repeats)."""
-    out = []
-    for turn in item.trajectory.turns:
-        out.append("|".join(_key(c) for c in turn.tool_calls) if turn.tool_calls
-                   else "text:" + turn.action_text.strip())
-    return out
+    return ["|".join(keys) if keys else "text:" + turn.action_text.strip()
+            for turn, keys in zip(item.trajectory.turns, call_keys(item), strict=True)]
 
 
 def find_loop(steps: Sequence[str], min_repeats: int, max_period: int) -> tuple[int, int, int]:
@@ -207,16 +222,21 @@ class TrajectoryMatch:
     reference_key: str = "reference_messages"
     score: str = "passed"
     name: str = "trajectory_match"
+    _cmp_for: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.score not in ("passed", "f1"):
             raise ValueError(f"TrajectoryMatch.score must be 'passed' or 'f1', got {self.score!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"trajectory_match mode must be one of {MODES}, got {self.mode!r}")
+        object.__setattr__(self, "_cmp_for", comparator_for(self.args))
 
     def __call__(self, item: EvalItem) -> MetricResult:
         reference = item.require(self.reference_key)
         if not isinstance(reference, (list, tuple)):
             raise malformed_reference(self.reference_key, "is not a list of messages")
-        result = trajectory_match(item.messages(), reference, mode=self.mode, args=self.args)
+        result = match_calls(output_calls(item), reference_message_calls(item, self.reference_key),
+                             self.mode, self._cmp_for)
         value = result.f1 if self.score == "f1" else float(result.passed)
         return MetricResult(value, passed=result.passed, details={
             "precision": result.precision, "recall": result.recall, "f1": result.f1,

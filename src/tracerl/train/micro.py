@@ -1,0 +1,98 @@
+"""Micro-batches: one optimiser step's batch split into pieces that each fit in memory.
+
+The gradient is accumulated over the pieces, each piece's loss scaled by its share of
+the whole batch's aggregation (`tracerl.algorithms.losses.loss_share`), so the step is
+the same as on the whole batch at once (to float rounding) while the activations held
+for the backward pass are one piece's. A group's rows (the same prompt) stay in one
+piece when they fit, so the prompt is still run once for all of them
+(`batch._shared_prompt_hidden`).
+
+The budget counts decoder positions as the update runs them: each distinct prompt
+once, each row's response (to the longest in its piece), or each whole row when no
+prompt is shared. Measured on SmolLM2-135M (LoRA r16, bfloat16 base): about 1 MB of
+activations per position (docs/benchmarks.md, "Pretrained models").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from tracerl.train.batch import TokenBatch
+
+
+@dataclass(frozen=True)
+class MicroBatch:
+    rows: torch.Tensor
+    """(b,) row indices into the whole batch."""
+    width: int
+    """Columns of input_ids the piece needs (its longest row)."""
+
+    def of(self, batch: TokenBatch) -> TokenBatch:
+        """The piece of `batch`, trimmed to its own longest row."""
+        return batch.select(self.rows).narrow(self.width)
+
+    def cols(self, t: torch.Tensor) -> torch.Tensor:
+        """The piece of a (B, L-1) tensor aligned with the batch's predicted positions."""
+        return t[self.rows.to(t.device), : self.width - 1]
+
+
+def pack(costs: Sequence[int], budget: int) -> list[list[int]]:
+    """Consecutive items into bins whose costs sum to at most `budget`; an item over the
+    budget gets a bin of its own. [] for no items."""
+    bins: list[list[int]] = []
+    used = budget + 1  # forces a first bin
+    for i, c in enumerate(costs):
+        if used + c > budget:
+            bins.append([])
+            used = 0
+        bins[-1].append(i)
+        used += c
+    return bins
+
+
+def _groups(batch: TokenBatch) -> list[list[int]]:
+    """Rows with the same prompt, in order of first appearance (one row each without
+    prompt lengths)."""
+    if batch.prompt_lens is None:
+        return [[i] for i in range(len(batch))]
+    index: dict[tuple[int, ...], list[int]] = {}
+    for i, (row, p) in enumerate(zip(batch.input_ids.tolist(), batch.prompt_lens.tolist(),
+                                     strict=True)):
+        index.setdefault(tuple(row[:p]), []).append(i)
+    return list(index.values())
+
+
+def micro_batches(batch: TokenBatch, max_tokens: int) -> list[MicroBatch]:
+    """Split `batch` into pieces of at most about `max_tokens` decoder positions each
+    (0 = the whole batch as one piece). Whole groups are packed together; a group over
+    the budget alone is split into runs of its rows, each still sharing its prompt."""
+    lengths = batch.attention_mask.sum(-1).tolist()
+    whole = MicroBatch(torch.arange(len(batch)), int(max(lengths)))
+    if max_tokens <= 0:
+        return [whole]
+    groups = _groups(batch)
+    shared = len(groups) < len(batch)
+    plens = batch.prompt_lens.tolist() if batch.prompt_lens is not None else [0] * len(batch)
+
+    def row_cost(i: int) -> int:
+        return lengths[i] - plens[i] if shared else lengths[i]
+
+    def group_cost(g: list[int]) -> int:
+        return (plens[g[0]] if shared else 0) + sum(row_cost(i) for i in g)
+
+    units: list[list[int]] = []  # groups, or runs of a group's rows when it is too big
+    for g in groups:
+        if group_cost(g) <= max_tokens or len(g) == 1:
+            units.append(g)
+            continue
+        first = plens[g[0]] if shared else 0
+        runs = pack([row_cost(i) for i in g], max(1, max_tokens - first))
+        units.extend([g[j] for j in run] for run in runs)
+    out = []
+    for b in pack([group_cost(u) for u in units], max_tokens):
+        rows = sorted(i for u in b for i in units[u])
+        out.append(MicroBatch(torch.tensor(rows), int(max(lengths[i] for i in rows))))
+    return out

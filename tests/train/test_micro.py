@@ -1,0 +1,164 @@
+"""Micro-batches: whole groups packed under a token budget, and gradient accumulation
+over them that reproduces the whole-batch step (SFT, RL with every aggregation, the
+critic, DPO)."""
+
+import pytest
+import torch
+
+from tracerl.algorithms.losses import aggregate, loss_share
+from tracerl.rollout.render import ChatRenderer
+from tracerl.train.batch import TokenBatch
+from tracerl.train.config import DPOConfig, RLConfig, SFTConfig
+from tracerl.train.dpo import pairs_from_jsonl, train_dpo
+from tracerl.train.micro import micro_batches, pack
+from tracerl.train.ppo import Critic, _critic_step, _policy_step
+from tracerl.train.value import ValueModel
+
+from .test_dpo import _pairs_file
+
+
+def test_pack_fills_bins_in_order_and_isolates_oversized_items():
+    assert pack([], 10) == []
+    assert pack([4, 4, 4, 11, 1, 9, 1], 10) == [[0, 1], [2], [3], [4, 5], [6]]
+    assert pack([10, 10], 10) == [[0], [1]]
+
+
+def _batch(pad_id, sizes=(3, 1, 2), plens=(9, 5, 12), seed=1):
+    """Groups of rows sharing prompts, ragged responses, right padding, holes in the loss
+    mask (observation tokens), random behaviour logprobs and advantages."""
+    gen = torch.Generator().manual_seed(seed)
+    rows, prompt_lens = [], []
+    for p, size in zip(plens, sizes, strict=True):
+        prompt = torch.randint(4, 90, (p,), generator=gen).tolist()
+        for _ in range(size):
+            n = int(torch.randint(3, 12, (1,), generator=gen))
+            rows.append(prompt + torch.randint(4, 90, (n,), generator=gen).tolist())
+            prompt_lens.append(p)
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id)
+    attn = torch.zeros_like(ids)
+    mask = torch.zeros((len(rows), width - 1))
+    for i, (r, p) in enumerate(zip(rows, prompt_lens, strict=True)):
+        ids[i, :len(r)] = torch.tensor(r)
+        attn[i, :len(r)] = 1
+        mask[i, p - 1:len(r) - 1] = 1
+        mask[i, p + 1] = 0
+    old = -torch.rand(mask.shape, generator=gen) * mask
+    adv = torch.randn(mask.shape, generator=gen) * mask
+    return TokenBatch(ids, attn, mask, old, adv, torch.tensor(prompt_lens))
+
+
+def test_groups_stay_together_and_the_budget_holds():
+    batch = _batch(0, sizes=(3, 1, 2, 4), plens=(9, 5, 12, 6))
+    assert [mb.rows.tolist() for mb in micro_batches(batch, 0)] == [list(range(10))]
+    plens = batch.prompt_lens.tolist()
+    lengths = batch.attention_mask.sum(-1).tolist()
+    groups = [{0, 1, 2}, {3}, {4, 5}, {6, 7, 8, 9}]
+    for budget in (20, 35, 60, 200):
+        pieces = micro_batches(batch, budget)
+        seen = sorted(i for mb in pieces for i in mb.rows.tolist())
+        assert seen == list(range(10))  # a partition
+        for mb in pieces:
+            rows = mb.rows.tolist()
+            assert mb.width == max(lengths[i] for i in rows)
+            cost = sum(plens[min(g & set(rows))] for g in groups if g & set(rows)) + sum(
+                lengths[i] - plens[i] for i in rows)
+            assert cost <= budget or len(rows) == 1  # over budget: one row too long alone
+            for g in groups:  # a group is split only when it does not fit alone
+                whole = plens[min(g)] + sum(lengths[i] - plens[i] for i in g)
+                if g & set(rows) and whole <= budget:
+                    assert g <= set(rows)
+    part = micro_batches(batch, 20)[0].of(batch)
+    assert part.input_ids.shape[1] == int(part.attention_mask.sum(-1).max())
+    assert part.loss_mask.shape[1] == part.input_ids.shape[1] - 1
+
+
+def test_without_shared_prompts_every_row_counts_whole():
+    batch = _batch(0, sizes=(1, 1, 1), plens=(9, 5, 12))
+    lengths = batch.attention_mask.sum(-1).tolist()
+    pair = min(a + b for i, a in enumerate(lengths) for b in lengths[i + 1:])
+    assert [mb.rows.tolist() for mb in micro_batches(batch, pair - 1)] == [[0], [1], [2]]
+    assert len(micro_batches(batch, sum(lengths))) == 1
+
+
+@pytest.mark.parametrize("mode", ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum"])
+def test_shares_reassemble_the_whole_aggregate(mode):
+    gen = torch.Generator().manual_seed(0)
+    loss = torch.randn(6, 9, generator=gen)
+    mask = (torch.rand(6, 9, generator=gen) > 0.4).float()
+    mask[4] = 0  # a row with no valid token
+    whole = aggregate(loss, mask, mode)
+    parts = [[0, 4], [1, 2, 5], [3]]
+    total = sum(loss_share(mask[p], mask, mode) * aggregate(loss[p], mask[p], mode)
+                for p in parts)
+    torch.testing.assert_close(total, whole)
+    with pytest.raises(ValueError, match="loss aggregation"):
+        loss_share(mask, mask, "mean")
+
+
+def _grads(model):
+    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+
+def _close(got, want):
+    assert len(got) == len(want) > 0
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w, atol=3e-5, rtol=3e-4)
+
+
+@pytest.mark.parametrize("agg,loss", [("token-mean", "ppo"), ("seq-mean-token-mean", "gspo"),
+                                      ("seq-mean-token-sum", "cispo")])
+def test_an_accumulated_policy_step_equals_the_whole_batch_step(fresh_tiny_policy, agg, loss):
+    model = fresh_tiny_policy.model
+    batch = _batch(fresh_tiny_policy.pad_id)
+    cfg = RLConfig(loss_agg=agg, policy_loss=loss, kl_coef=0.1, temperature=0.8)
+    ref = batch.old_logp - 0.05 * batch.loss_mask
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)  # grads stay, weights do not move
+    results = []
+    for tokens in (0, 25, 1):
+        stats = _policy_step(model, opt, batch, batch.old_logp, None, ref, cfg, tokens)
+        results.append((stats, _grads(model)))
+    (want, want_g), *others = results
+    for got, got_g in others:
+        _close(got_g, want_g)
+        for name in ("loss", "pg_loss", "kl", "grad_norm"):
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-4, abs=1e-6)
+
+
+def test_an_accumulated_critic_step_equals_the_whole_batch_step(fresh_tiny_policy):
+    batch = _batch(fresh_tiny_policy.pad_id)
+    critic_model = ValueModel(fresh_tiny_policy.model)
+    gen = torch.Generator().manual_seed(3)
+    returns = torch.randn(batch.loss_mask.shape, generator=gen)
+    old = torch.randn(batch.loss_mask.shape, generator=gen)
+    opt = torch.optim.SGD(critic_model.parameters(), lr=0.0)
+    critic = Critic(critic_model, opt, returns, old)
+    rows = torch.arange(len(batch))
+    want = _critic_step(critic, batch, rows, RLConfig(), 0)
+    want_g = _grads(critic_model)
+    got = _critic_step(critic, batch, rows, RLConfig(), 20)
+    assert got == pytest.approx(want, rel=1e-5)
+    _close(_grads(critic_model), want_g)
+
+
+def test_accumulated_sft_and_dpo_steps_equal_the_whole_batch_step(fresh_tiny_policy, tmp_path):
+    from tracerl.envs.calc import CalcFamily
+    from tracerl.train.sft import demonstrations, run_sft
+
+    policy = fresh_tiny_policy
+    renderer = ChatRenderer(policy.tokenizer)
+    demos = demonstrations(CalcFamily(), renderer, 6, seed=0)
+    cfg = SFTConfig(demos=6, batch_size=6, lr=0.0)  # lr 0: the gradient stays to compare
+    want = run_sft(policy, demos, cfg, seed=0)[0].loss
+    want_g = _grads(policy.model)
+    got = run_sft(policy, demos, cfg, seed=0, micro_tokens=60)[0].loss
+    assert got == pytest.approx(want, rel=1e-5)
+    _close(_grads(policy.model), want_g)
+
+    pairs = pairs_from_jsonl(_pairs_file(tmp_path, 5), renderer)
+    dcfg = DPOConfig(pairs_from="x", lr=0.0, epochs=1, batch_size=5)
+    want_d = train_dpo(policy, pairs, dcfg, seed=0)[0]
+    want_g = _grads(policy.model)
+    got_d = train_dpo(policy, pairs, dcfg, seed=0, micro_tokens=30)[0]
+    assert got_d == pytest.approx(want_d, rel=1e-5, abs=1e-7)
+    _close(_grads(policy.model), want_g)
