@@ -2,6 +2,7 @@
 transfer, and a rollout worker that dies mid-run."""
 
 import json
+import os
 import threading
 import time
 
@@ -23,15 +24,19 @@ TINY = ["tiny.hidden_size=32", "tiny.layers=1", "tiny.heads=2", "tiny.intermedia
         "rl.drop_uniform_groups=false", "rl.steps=8", "task.calc.tool_latency=30"]
 
 
-def _kill_first_worker_once_busy(trainer: Trainer, killed: list) -> None:
+def _kill_first_worker_once_busy(trainer: Trainer, killed: list, learner: list) -> None:
     deadline = time.time() + 300
     while time.time() < deadline:
-        loop = trainer.async_rl
-        if loop is not None and loop.state.version >= 2 and loop.pool.assigned[0]:
-            pid = ray.get(loop.pool.actors[0].pid.remote())
-            ray.kill(loop.pool.actors[0], no_restart=True)
-            killed.append(pid)
-            return
+        remote = trainer.async_rl
+        actor = getattr(remote, "actor", None)
+        if actor is not None and remote.updates >= 2:
+            learner.append(ray.get(actor.pid.remote()))
+            worker, held = ray.get(actor.rollout_workers.remote())[0]
+            if held:
+                pid = ray.get(worker.pid.remote())
+                ray.kill(worker, no_restart=True)
+                killed.append(pid)
+                return
         time.sleep(0.05)
 
 
@@ -40,11 +45,14 @@ def test_a_ray_run_survives_a_dead_rollout_worker_and_counts_what_it_lost(tmp_pa
     cfg = configlib.load(TrainConfig, None, [f"out_dir={tmp_path}", "name=ray", *TINY])
     trainer = Trainer(cfg)
     killed: list[int] = []
-    killer = threading.Thread(target=_kill_first_worker_once_busy, args=(trainer, killed))
+    learner: list[int] = []
+    killer = threading.Thread(target=_kill_first_worker_once_busy,
+                              args=(trainer, killed, learner))
     killer.start()
     summary = trainer.run()
     killer.join()
     assert killed, "the test never found worker 0 busy"
+    assert learner[0] not in (os.getpid(), killed[0])  # the learner is an actor of its own
     assert summary.steps == 8
     rows = [json.loads(line) for line in (trainer.run_dir / "metrics.jsonl").read_text()
             .splitlines()]
@@ -57,4 +65,15 @@ def test_a_ray_run_survives_a_dead_rollout_worker_and_counts_what_it_lost(tmp_pa
     every = state.trained + state.stale + state.lost + state.requeue + [f.index for f in buffered]
     assert len(state.lost) == rl[-1]["lost_groups"]
     assert sorted(every) == list(range(state.next_index))  # nothing else was lost
+    adam = trainer.optimizer.state_dict()["state"]  # the actor's, pulled by the driver
+    assert adam and all(float(v["step"]) == 8 for v in adam.values())
     assert not ray.is_initialized()  # the run stopped the instance it started
+
+    # resumed into a fresh learner actor: the version goes on, nothing repeats or is lost
+    more = configlib.load(TrainConfig, None, [f"out_dir={tmp_path}", "name=ray", *TINY,
+                                              "rl.steps=10"])
+    assert Trainer(more, run_dir=trainer.run_dir, resume=True).run().steps == 10
+    after, kept = AsyncRL.load(latest_checkpoint(trainer.run_dir))
+    assert after.version == 10 and after.trained[:len(state.trained)] == state.trained
+    every = after.trained + after.stale + after.lost + after.requeue + [f.index for f in kept]
+    assert sorted(every) == list(range(after.next_index))

@@ -2,8 +2,10 @@
 
 A RolloutPool (runtime/base.py) is what the learner's loop (tracerl.train.async_loop)
 talks to: submit jobs, sync weights, drain finished groups, learn which jobs were lost.
-`LocalRollouts` runs one StreamingRollout on a thread; `tracerl.runtime.ray` runs
-rollout and reward workers as Ray actors (the optional `tracerl[ray]` extra).
+`ProcessRollouts` runs one StreamingRollout in a child process (`LocalRollouts` on a
+thread); `tracerl.runtime.ray` runs rollout and reward workers as Ray actors (the
+optional `tracerl[ray]` extra), placed beside the learner actor of
+tracerl.train.ray_learner.
 """
 
 from tracerl.util.lazy import lazy_exports

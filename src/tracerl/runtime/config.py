@@ -24,6 +24,10 @@ class RayConfig:
     """CPUs reserved for each rollout worker (its torch threads)."""
     gpus_per_worker: float = 0.0
     """GPUs reserved for each rollout worker (fractions share one GPU)."""
+    learner_cpus: float = 1.0
+    """CPUs reserved for the learner actor (its torch threads)."""
+    learner_gpus: float = 0.0
+    """GPUs reserved for the learner actor (1 with device=cuda puts the update on a GPU)."""
     placement: Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"] = "PACK"
     """Placement-group strategy of the worker bundles: PACK fills one node first (weight
     sync stays local); SPREAD puts workers on different nodes."""
@@ -35,5 +39,7 @@ class RayConfig:
             raise ValueError(f"ray.rollout_workers must be >= 1, got {self.rollout_workers}")
         if self.reward_workers < 0:
             raise ValueError(f"ray.reward_workers must be >= 0, got {self.reward_workers}")
-        if min(self.cpus_per_worker, self.gpus_per_worker) < 0:
-            raise ValueError("ray.cpus_per_worker and ray.gpus_per_worker must be >= 0")
+        if min(self.cpus_per_worker, self.gpus_per_worker, self.learner_cpus,
+               self.learner_gpus) < 0:
+            raise ValueError("ray.cpus_per_worker, ray.gpus_per_worker, ray.learner_cpus and "
+                             "ray.learner_gpus must be >= 0")

@@ -1,14 +1,15 @@
 """Rollout and reward workers as Ray actors (runtime=ray; pip install 'tracerl[ray]').
 
-The learner stays in the driver (the process that runs `tracerl train`, or the job
-`ray job submit` starts); it assigns groups to rollout worker actors, each a
-StreamingRollout with its own copy of the policy, and syncs its weights to all of them
-after every update through the object store (one `ray.put`, every worker reads it).
-Reward worker actors score finished trajectories (the code family's sandbox pool lives
-there), so verification does not share the rollout workers' CPUs.
+The learner is an actor too (tracerl.train.ray_learner): it assigns groups to rollout
+worker actors, each a StreamingRollout with its own copy of the policy, and syncs its
+weights to all of them after every update through the object store (one `ray.put`,
+every worker reads it). Reward worker actors score finished trajectories (the code
+family's sandbox pool lives there), so verification does not share the rollout
+workers' CPUs.
 
-Every actor has a bundle in one placement group (`ray.placement`: PACK keeps weight
-sync on one node, SPREAD spreads workers over nodes). A rollout worker that dies is
+Every actor has a bundle in one placement group (`placement_bundles`: the learner's
+first, then the rollout workers', then the reward workers'; `ray.placement`: PACK keeps
+weight sync on one node, SPREAD spreads workers over nodes). A rollout worker that dies is
 noticed when its next `drain` fails: the groups assigned to it are reported lost (the
 loop counts them and assigns new ones to the survivors), nothing else stops.
 """
@@ -22,7 +23,7 @@ from typing import Any
 import ray
 import torch
 from ray.exceptions import RayActorError, RayTaskError
-from ray.util.placement_group import placement_group, remove_placement_group
+from ray.util.placement_group import PlacementGroup, placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from tracerl.rewards.base import Reward
@@ -32,6 +33,7 @@ from tracerl.runtime.config import RayConfig
 from tracerl.types import Trajectory
 
 REWARD_CPUS = 0.25
+LEARNER_BUNDLE = 0
 READY_TIMEOUT_S = 120.0
 COUNTERS_WAIT_S = 1.0
 
@@ -88,43 +90,67 @@ class RolloutWorker:
         return os.getpid()
 
 
+def start_ray(config: RayConfig) -> bool:
+    """Join `config.address`, or start a local instance with exactly the CPUs the bundles
+    ask for; True when this call started Ray (the caller then stops it)."""
+    if ray.is_initialized():
+        return False
+    if config.address:
+        ray.init(address=config.address, namespace=config.namespace)
+    else:
+        cpus = sum(b.get("CPU", 0.0) for b in placement_bundles(config))
+        ray.init(num_cpus=max(1, int(cpus + 0.999)), namespace=config.namespace,
+                 include_dashboard=False, configure_logging=False)
+    return True
+
+
+def _resources(cpus: float, gpus: float) -> dict[str, float]:
+    return {"CPU": cpus, **({"GPU": gpus} if gpus else {})}
+
+
+def placement_bundles(config: RayConfig) -> list[dict[str, float]]:
+    """The run's bundles: the learner (LEARNER_BUNDLE), each rollout worker, each reward
+    worker."""
+    return ([_resources(config.learner_cpus, config.learner_gpus)]
+            + [_resources(config.cpus_per_worker, config.gpus_per_worker)
+               for _ in range(config.rollout_workers)]
+            + [{"CPU": REWARD_CPUS} for _ in range(config.reward_workers)])
+
+
+def make_placement(config: RayConfig) -> PlacementGroup:
+    """The run's placement group, reserved (raises if the cluster cannot hold it)."""
+    group = placement_group(placement_bundles(config), strategy=config.placement)
+    ray.get(group.ready(), timeout=READY_TIMEOUT_S)
+    return group
+
+
+def in_bundle(group: PlacementGroup, index: int) -> PlacementGroupSchedulingStrategy:
+    return PlacementGroupSchedulingStrategy(placement_group=group,
+                                            placement_group_bundle_index=index)
+
+
 class RayRollouts:
-    """A RolloutPool of `config.rollout_workers` actors (see module docstring)."""
+    """A RolloutPool of `config.rollout_workers` actors in `group`'s bundles (see module
+    docstring); the caller owns the group and Ray itself."""
 
     def __init__(self, factory: RunnerFactory, config: RayConfig, max_groups: int,
-                 reward: Reward) -> None:
+                 reward: Reward, group: PlacementGroup) -> None:
         self.config = config
         n, k = config.rollout_workers, config.reward_workers
-        self.started_ray = not ray.is_initialized()
-        if self.started_ray:
-            if config.address:
-                ray.init(address=config.address, namespace=config.namespace)
-            else:  # a local instance with exactly the CPUs the bundles ask for
-                cpus = n * config.cpus_per_worker + k * REWARD_CPUS
-                ray.init(num_cpus=max(1, int(cpus + 0.999)), namespace=config.namespace,
-                         include_dashboard=False, configure_logging=False)
-        bundles = [{"CPU": config.cpus_per_worker,
-                    **({"GPU": config.gpus_per_worker} if config.gpus_per_worker else {})}
-                   for _ in range(n)] + [{"CPU": REWARD_CPUS} for _ in range(k)]
-        self.group = placement_group(bundles, strategy=config.placement)
-        ray.get(self.group.ready(), timeout=READY_TIMEOUT_S)
+        self.group = group
         self.rewards = [ray.remote(RewardWorker).options(
-            num_cpus=REWARD_CPUS, scheduling_strategy=self._bundle(n + i)).remote(reward)
-            for i in range(k)]
+            num_cpus=REWARD_CPUS, scheduling_strategy=in_bundle(group, 1 + n + i),
+        ).remote(reward) for i in range(k)]
         threads = max(1, int(config.cpus_per_worker))
         self.actors = [ray.remote(RolloutWorker).options(
             num_cpus=config.cpus_per_worker, num_gpus=config.gpus_per_worker,
-            scheduling_strategy=self._bundle(i), max_restarts=0,
+            scheduling_strategy=in_bundle(group, 1 + i), max_restarts=0,
         ).remote(factory, i, self.rewards, max_groups, threads) for i in range(n)]
         self.alive = [True] * n
         self.assigned: list[set[int]] = [set() for _ in range(n)]
         self._drains: dict[int, Any] = {}
         self._lost: list[int] = []
         self._counters: list[tuple[float, int, int]] = [(0.0, 0, 0)] * n
-
-    def _bundle(self, index: int) -> PlacementGroupSchedulingStrategy:
-        return PlacementGroupSchedulingStrategy(placement_group=self.group,
-                                                placement_group_bundle_index=index)
 
     def _live(self) -> list[int]:
         live = [w for w, ok in enumerate(self.alive) if ok]
@@ -190,9 +216,10 @@ class RayRollouts:
                             sum(c[1] for c in self._counters),
                             sum(c[2] for c in self._counters), workers=sum(self.alive))
 
+    def workers(self) -> list[tuple[Any, int]]:
+        """Each live rollout worker actor and how many groups it holds now."""
+        return [(self.actors[w], len(self.assigned[w])) for w in self._live()]
+
     def close(self) -> None:
         for actor in self.actors + self.rewards:
             ray.kill(actor)
-        remove_placement_group(self.group)
-        if self.started_ray:
-            ray.shutdown()

@@ -96,7 +96,8 @@ class ServedLearner:
         tokens = sum(len(t.token_ids()) for t in trajs if t.advantages is not None)
         b = batcher.stats
         times = StepTimes(0.0, update_s, sample_tok_s=b.tokens / max(b.sample_seconds, 1e-9),
-                          update_tok_s=tokens / max(update_s, 1e-9))
+                          update_tok_s=tokens / max(update_s, 1e-9),
+                          sample_s=b.sample_seconds)
         metrics = RLStepMetrics.of(trajs, stats, times, update)
         if self.run_dir is not None:
             self._checkpoint()

@@ -1,7 +1,8 @@
 """Async RL: rollout workers sample continuously while the learner updates.
 
-The learner's side of `rl.mode=async`. Rollout workers (a RolloutPool: a thread of this
-process, or Ray actors) sample the groups this loop assigns, each with its own copy of
+The learner's side of `rl.mode=async` (in this process, or with runtime=ray in the
+learner actor of train/ray_learner.py). Rollout workers (a RolloutPool: a child process,
+a thread, or Ray actors) sample the groups this loop assigns, each with its own copy of
 the policy; finished groups wait in a bounded GroupBuffer; every step the learner takes
 the `rl.tasks_per_step` oldest fresh groups, runs the one RL update (`RLStep.update`,
 the same as sync), bumps the policy version and syncs its weights to the workers. An
@@ -31,6 +32,7 @@ import pickle
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -92,17 +94,21 @@ class WorkerRunner:
         return build_runner(self.config, policy, family, sampler)
 
 
-def make_pool(config: TrainConfig, factory: WorkerRunner, family: TaskFamily) -> RolloutPool:
+def make_pool(config: TrainConfig, factory: WorkerRunner, family: TaskFamily,
+              placement: Any = None) -> RolloutPool:
     """runtime=local: a worker process (a thread when the factory cannot be pickled);
-    runtime=ray: actors (needs `tracerl[ray]`)."""
+    runtime=ray: actors in the run's placement group (the learner actor passes it)."""
     capacity = config.rl.buffer_capacity
     if config.runtime == "ray":
+        if placement is None:
+            raise ValueError("runtime=ray: the rollout pool needs the run's placement group "
+                             "(the learner actor, tracerl.train.ray_learner, makes it)")
         try:  # ray is an optional extra: imported only when the run asks for it
             from tracerl.runtime.ray import RayRollouts
         except ModuleNotFoundError as e:
             raise ConfigError("runtime=ray needs Ray: pip install 'tracerl[ray]'") from e
 
-        return RayRollouts(factory, config.ray, capacity, family.reward)
+        return RayRollouts(factory, config.ray, capacity, family.reward, placement)
     if mp.current_process().daemon:  # a daemonic process may not start children
         return LocalRollouts(factory, capacity)
     if factory.family is not None:
@@ -162,6 +168,10 @@ class AsyncRL:
         state = AsyncState(**json.loads(path.read_text()))
         buffered = pickle.loads((directory / BUFFER_FILE).read_bytes())
         return state, buffered
+
+    def pull(self) -> None:
+        """Nothing to fetch: this loop trains the caller's own policy and optimizer (the
+        Ray learner actor's stand-in, train/ray_learner.py, fetches them)."""
 
     def close(self) -> None:
         self.pool.close()
@@ -254,7 +264,7 @@ class AsyncRL:
         trained = sum(len(t.token_ids()) for g in groups for t in g.trajectories
                       if t.advantages is not None)
         times = StepTimes(wait_s, update_s, sample_tok_s=tokens / max(sample_s, 1e-9),
-                          update_tok_s=trained / max(update_s, 1e-9))
+                          update_tok_s=trained / max(update_s, 1e-9), sample_s=sample_s)
         trajs = [t for g in groups for t in g.trajectories]
         return RLStepMetrics.of(trajs, stats, times, update, trace_failures=trace_failures,
                                 extra=extra)
@@ -266,7 +276,7 @@ def replace_requeue(state: AsyncState, requeue: list[int]) -> AsyncState:
 
 def start_async(learner: RLStep, optimizer: torch.optim.Optimizer, family: TaskFamily,
                 config: TrainConfig, checkpoint: Path | None,
-                rebuild_family: bool = True) -> AsyncRL:
+                rebuild_family: bool = True, placement: Any = None) -> AsyncRL:
     """The async loop of an RL stage, resumed from `checkpoint`'s async state if any.
 
     With `rebuild_family` the workers build the family from the config (its guard holds
@@ -274,5 +284,5 @@ def start_async(learner: RLStep, optimizer: torch.optim.Optimizer, family: TaskF
     """
     state, buffered = AsyncRL.load(checkpoint) if checkpoint is not None else (None, [])
     factory = WorkerRunner(config, learner.policy, None if rebuild_family else family)
-    pool = make_pool(config, factory, family)
+    pool = make_pool(config, factory, family, placement)
     return AsyncRL(learner, optimizer, family, pool, state, buffered)

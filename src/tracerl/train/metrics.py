@@ -59,6 +59,8 @@ class StepTimes:
     """Trained tokens (prompt and response) per second of update time."""
     sync_s: float = 0.0
     """Seconds syncing the weights into a sampler holding its own copy (vLLM; 0 otherwise)."""
+    sample_s: float = 0.0
+    """Seconds the sampler ran for this step (async: the rollout workers', added up)."""
 
 
 @dataclass(frozen=True)

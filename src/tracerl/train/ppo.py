@@ -98,20 +98,33 @@ def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfi
 
 
 def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: TokenBatch,
-                 old_logp: torch.Tensor, weights: torch.Tensor | None,
+                 old_logp: torch.Tensor | None, weights: torch.Tensor | None,
                  ref_logp: torch.Tensor | None, cfg: RLConfig,
                  micro_tokens: int) -> PolicyStepStats:
     """One optimiser step on the minibatch `mb`, its gradient accumulated over
-    micro-batches (tracerl.train.micro); the statistics are share-weighted means."""
+    micro-batches (tracerl.train.micro); the statistics are share-weighted means.
+
+    `old_logp` None means the proximal policy is this very pass (see `proximal_in_pass`):
+    each piece's detached logprobs are the ratio's denominator, and its truncated-IS
+    weights are computed from them and written into `weights` (B, T), for the statistics."""
     optimizer.zero_grad(set_to_none=True)
+    in_pass = old_logp is None
+    if in_pass and weights is None:
+        raise ValueError("_policy_step: old_logp=None needs a weights tensor to fill")
     sums = torch.zeros(5, dtype=torch.float64)  # loss, pg, kl, clip fraction, approx kl
     for piece in micro_batches(mb, micro_tokens):
         part = piece.of(mb)
         logp = batch_logprobs(model, part, cfg.temperature)  # (b, l-1), 0 off the mask
-        pg, stats = policy_loss(cfg)(logp, piece.cols(old_logp), part.advantages,
+        if in_pass:
+            old = logp.detach()
+            w = is_weights(cfg)(old, part.old_logp, part.loss_mask, cfg.tis_cap)
+            weights[piece.rows.to(weights.device), : piece.width - 1] = w  # type: ignore[index]
+        else:
+            old = piece.cols(old_logp)  # type: ignore[arg-type]
+            w = None if weights is None else piece.cols(weights)
+        pg, stats = policy_loss(cfg)(logp, old, part.advantages,
                                      part.loss_mask, clip_low=cfg.clip_low,
-                                     clip_high=cfg.clip_high, agg=cfg.loss_agg,
-                                     weights=None if weights is None else piece.cols(weights))
+                                     clip_high=cfg.clip_high, agg=cfg.loss_agg, weights=w)
         kl = torch.zeros(())
         if ref_logp is not None:
             kl = aggregate(kl_estimate(logp, piece.cols(ref_logp), cfg.kl_estimator),
@@ -124,6 +137,20 @@ def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: T
     gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     optimizer.step()
     return PolicyStepStats(*sums.tolist(), grad_norm=float(gn))
+
+
+def proximal_in_pass(model: PreTrainedModel, cfg: RLConfig) -> bool:
+    """True when the proximal policy's logprobs equal the training pass's own (detached):
+    one epoch of one minibatch runs the update's only forward pass on the weights the
+    proximal policy names, and without dropout that pass is deterministic. The separate
+    no-grad pass is then skipped (a forward over the whole batch saved per update)."""
+    if cfg.update_epochs != 1 or cfg.minibatches != 1:
+        return False
+    config = getattr(model, "config", None)
+    rates = [getattr(config, k, 0.0) or 0.0 for k in
+             ("attention_dropout", "hidden_dropout", "dropout", "resid_pdrop", "attn_pdrop")]
+    return not any(rates) and not any(isinstance(m, torch.nn.Dropout) and m.p > 0
+                                      for m in model.modules())
 
 
 def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: TokenBatch,
@@ -141,10 +168,12 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
     gradient is accumulated over micro-batches of at most `micro_tokens` positions.
     """
     old_logp, weights = batch.old_logp, None
-    if cfg.tis_cap > 0:
+    in_pass = cfg.tis_cap > 0 and train_policy and proximal_in_pass(model, cfg)
+    if cfg.tis_cap > 0 and not in_pass:
         old_logp = logprobs_no_grad(model, batch, cfg.temperature)
         weights = is_weights(cfg)(old_logp, batch.old_logp, batch.loss_mask, cfg.tis_cap)
     use_ref = ref_logp is not None and cfg.kl_placement == "loss" and cfg.kl_coef > 0
+    mask = batch.loss_mask
     model.train()
     sums = torch.zeros(7, dtype=torch.float64)
     n = 0
@@ -155,9 +184,11 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
             mb = batch.select(chunk)
             row = torch.zeros(7, dtype=torch.float64)
             if train_policy:
+                if in_pass:  # the one minibatch is the whole batch, permuted
+                    weights, mask = torch.zeros_like(mb.loss_mask), mb.loss_mask
                 row[:6] = torch.tensor(astuple(_policy_step(
-                    model, optimizer, mb, old_logp[chunk],
-                    None if weights is None else weights[chunk],
+                    model, optimizer, mb, None if in_pass else old_logp[chunk],
+                    weights if in_pass or weights is None else weights[chunk],
                     ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg,
                     micro_tokens)))
             if critic is not None:
@@ -165,7 +196,7 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
             sums += row
             n += 1
     avg = (sums / max(1, n)).tolist()
-    tis = None if weights is None else is_stats(weights, batch.loss_mask, cfg.tis_cap)
+    tis = None if weights is None else is_stats(weights, mask, cfg.tis_cap)
     return UpdateMetrics(*avg[:6], value_loss=avg[6],
                          tis_weight=1.0 if tis is None else tis.mean_weight,
                          tis_clip_fraction=0.0 if tis is None else tis.clip_fraction,

@@ -61,7 +61,8 @@ def rl_step(learner: RLStep, runner: RolloutRunner, family: TaskFamily,
     stats = collected.stats
     times = StepTimes(rollout_s, update_s,
                       sample_tok_s=stats.sampled_tokens / max(stats.sample_seconds, 1e-9),
-                      update_tok_s=tokens / max(update_s, 1e-9), sync_s=sync_s)
+                      update_tok_s=tokens / max(update_s, 1e-9), sync_s=sync_s,
+                      sample_s=stats.sample_seconds)
     metrics = RLStepMetrics.of(trajs, stats, times, update,
                                sampling_rounds=collected.rounds if cfg.dynamic_sampling else None,
                                trace_failures=trace_failures)

@@ -14,6 +14,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -29,6 +30,7 @@ from tracerl.trace.tracer import Tracer
 from tracerl.train import checkpoint as ckpt
 from tracerl.train.async_loop import AsyncRL, start_async
 from tracerl.train.config import TrainConfig
+from tracerl.train.configlib import ConfigError
 from tracerl.train.dpo import run_dpo_stage
 from tracerl.train.evaluate import EvalResult, evaluate_policy
 from tracerl.train.loggers import MetricsLog, read_metrics
@@ -53,6 +55,9 @@ from tracerl.train.step import StepResult, rl_step
 from tracerl.train.threads import choose_threads
 from tracerl.types import Trajectory
 
+if TYPE_CHECKING:
+    from tracerl.train.ray_learner import RemoteLearner
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -67,6 +72,15 @@ class Summary:
 
 class TrainingInterrupted(Exception):
     """Ctrl-C during training: a checkpoint was saved; the message says how to resume."""
+
+
+def _ray_learner() -> type[RemoteLearner]:
+    """The Ray learner's handle; ray is an optional extra, imported only when asked for."""
+    try:
+        from tracerl.train.ray_learner import RemoteLearner
+    except ModuleNotFoundError as e:
+        raise ConfigError("runtime=ray needs Ray: pip install 'tracerl[ray]'") from e
+    return RemoteLearner
 
 
 def _seed_everything(seed: int) -> None:
@@ -138,7 +152,8 @@ class Trainer:
                                        otlp_endpoint=config.trace.otlp_endpoint or None)
         self.rl: RLStep | None = None
         self.optimizer: torch.optim.Optimizer | None = None
-        self.async_rl: AsyncRL | None = None
+        self.async_rl: AsyncRL | RemoteLearner | None = None
+        """The async loop: in this process, or (runtime=ray) the learner actor's handle."""
 
     # -- setup ---------------------------------------------------------------------------
     def _set_threads(self) -> None:
@@ -257,6 +272,8 @@ class Trainer:
                                guardrails=guardrail_records(t))
 
     def _checkpoint(self, optimizer: torch.optim.Optimizer | None) -> Path:
+        if self.async_rl is not None:
+            self.async_rl.pull()  # a learner actor's weights, before they are written
         path = ckpt.save_checkpoint(self.run_dir, self.policy, self.state, optimizer,
                                     ckpt.rng_state(self._sampler_rng()), self._extras)
         protected = {f"stage{self.cfg.stages.index('rl')}-step000000"} \
@@ -297,6 +314,8 @@ class Trainer:
 
     def _evaluate(self, final: bool = False) -> EvalResult:
         step = self.state.rl_step
+        if self.async_rl is not None:
+            self.async_rl.pull()
         result, trajectories = evaluate_policy(self.runner, self.heldout, self.cfg.eval.samples,
                                                self.cfg.eval.temperature)
         self._trace(trajectories, "eval", step)
@@ -326,8 +345,11 @@ class Trainer:
             self.optimizer_state = None
         if cfg.mode == "async":
             resumed = latest if self.state.rl_step > 0 else None
-            self.async_rl = start_async(self.rl, self.optimizer, self.family, self.cfg, resumed,
-                                        rebuild_family=self._family_from_config)
+            start = start_async
+            if self.cfg.runtime == "ray":  # the learner is an actor too: driver orchestrates
+                start = _ray_learner()
+            self.async_rl = start(self.rl, self.optimizer, self.family, self.cfg, resumed,
+                                  rebuild_family=self._family_from_config)
         try:
             self._rl_loop()
         finally:
