@@ -2,6 +2,11 @@
 
 Tokens are lower-cased word characters runs (`\\w+`), so punctuation and case do not
 count; edit distance works on characters.
+
+The LCS and the Levenshtein distance run in `rapidfuzz` (compiled, a core dependency)
+when it imports; the bit-parallel pure-Python versions here (`lcs_length_py`,
+`levenshtein_py`) are the reference the tests hold it to, and the fallback: both give
+the same integers.
 """
 
 from __future__ import annotations
@@ -15,6 +20,12 @@ from dataclasses import dataclass
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
+
+try:
+    from rapidfuzz.distance import LCSseq as _LCSseq
+    from rapidfuzz.distance import Levenshtein as _Levenshtein
+except ImportError:  # pragma: no cover - a platform without its wheel: the same figures
+    _LCSseq = _Levenshtein = None
 
 _WORD = re.compile(r"\w+")
 
@@ -69,6 +80,18 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token lists: `lcs_length_py`'s
+    value, from rapidfuzz when present. Tokens are given to it as dense integer ids (it
+    would otherwise compare multi-character strings by their 64-bit hashes)."""
+    if _LCSseq is None:
+        return lcs_length_py(a, b)
+    ids: dict[str, int] = {}
+    index = ids.setdefault
+    return int(_LCSseq.similarity([index(t, len(ids)) for t in a],
+                                  [index(t, len(ids)) for t in b]))
+
+
+def lcs_length_py(a: Sequence[str], b: Sequence[str]) -> int:
     """Length of the longest common subsequence, bit-parallel (Allison & Dix, 1986;
     Hyyro, 2004): bit j of V is 1 while row j of the LCS table has not yet grown, and
     one addition per item of `a` updates all of b's positions at once, so the cost is
@@ -99,6 +122,14 @@ def rouge_l(candidate: Sequence[str], reference: Sequence[str], beta: float = 1.
 
 
 def levenshtein(a: str, b: str) -> int:
+    """Minimum insertions, deletions and substitutions (of code points) turning a into
+    b: `levenshtein_py`'s value, from rapidfuzz when present."""
+    if _Levenshtein is None:
+        return levenshtein_py(a, b)
+    return int(_Levenshtein.distance(a, b))
+
+
+def levenshtein_py(a: str, b: str) -> int:
     """Minimum insertions, deletions and substitutions turning a into b.
 
     Bit-parallel (Myers, 1999, "A fast bit-vector algorithm for approximate string
