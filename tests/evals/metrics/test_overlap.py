@@ -137,3 +137,19 @@ def test_clipped_overlap_equals_the_counter_intersection():
             ga, gb = ngrams(a, n), ngrams(b, n)
             assert clipped_overlap(ga, gb) == sum((ga & gb).values()) == sum(
                 (Counter(ga) & Counter(gb)).values())
+
+
+def test_matched_ngrams_equals_the_clipped_overlap_of_all_ngrams():
+    """The chained count (only where the previous order matched) against every n-gram
+    counted: repeated words, periodic n-grams, unicode, either side empty or longer."""
+    import random
+
+    from tracerl.evals.metrics.overlap import clipped_overlap, matched_ngrams, ngrams
+
+    rng = random.Random(1)
+    for _ in range(400):
+        a = [rng.choice(["a", "b", "東", "é", "ab"]) for _ in range(rng.randint(0, 40))]
+        b = [rng.choice(["a", "b", "東", "é", "ab"]) for _ in range(rng.randint(0, 12))]
+        refs = [ngrams(b, n) for n in range(1, 6)]
+        assert matched_ngrams(a, refs) == [clipped_overlap(ngrams(a, n), refs[n - 1])
+                                           for n in range(1, 6)], (a, b)

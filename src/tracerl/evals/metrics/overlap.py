@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tracerl.evals.fault import malformed_reference
@@ -43,14 +43,26 @@ def clipped_overlap(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) ->
     return sum([min(a[g], b[g]) for g in a.keys() & b.keys()])
 
 
-def answer_ngrams(item: EvalItem, n: int) -> Counter[tuple[str, ...]]:
-    """The answer's word n-grams, counted once per item (BLEU and ROUGE-N share them)."""
-    return item.derived(f"ngrams{n}", lambda text: ngrams(item.derived("tokens", tokens), n))
+def matched_ngrams(candidate: Sequence[str], reference: Sequence[Counter[tuple[str, ...]]]
+                   ) -> list[int]:
+    """`clipped_overlap(ngrams(candidate, n), reference[n - 1])` for n = 1..len(reference),
+    counting only the candidate's n-grams that the reference has: an n-gram can occur in
+    the reference only where its first n - 1 words do, so each order looks only at the
+    positions where the previous one matched (a long answer against a short reference
+    builds a few small tuples instead of every n-gram of every order)."""
+    words = tuple(candidate)
+    live: Sequence[int] = range(len(words))
+    out = []
+    for n, ref in enumerate(reference, start=1):
+        hits = [i for i in live if words[i: i + n] in ref]
+        found = Counter([words[i: i + n] for i in hits])
+        out.append(sum([min(c, ref[g]) for g, c in found.items()]))
+        live = hits
+    return out
 
 
 def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: int = 4,
-         smoothing: str = "none",
-         candidate_ngrams: Callable[[int], Counter[tuple[str, ...]]] | None = None) -> float:
+         smoothing: str = "none") -> float:
     """Sentence BLEU (Papineni et al., 2002): clipped n-gram precisions, geometric mean,
     brevity penalty against the closest reference length.
 
@@ -61,13 +73,14 @@ def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: i
         raise ValueError(f"bleu smoothing must be 'none' or 'add1', got {smoothing!r}")
     if not candidate or not references:
         return 0.0
-    log_sum = 0.0
+    best = []  # per order: each n-gram's largest count in any reference
     for n in range(1, max_n + 1):
-        cand = candidate_ngrams(n) if candidate_ngrams else ngrams(candidate, n)
-        best = ngrams(references[0], n)
+        counts = ngrams(references[0], n)
         for ref in references[1:]:
-            best = best | ngrams(ref, n)
-        matched = clipped_overlap(cand, best)
+            counts = counts | ngrams(ref, n)
+        best.append(counts)
+    log_sum = 0.0
+    for n, matched in enumerate(matched_ngrams(candidate, best), start=1):
         total = max(len(candidate) - n + 1, 0)
         if smoothing == "add1" and n > 1:
             matched, total = matched + 1, total + 1
@@ -211,8 +224,7 @@ class Bleu:
 
     def __call__(self, item: EvalItem) -> float:
         refs = reference_tokens(item, self.reference_key)
-        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing,
-                    lambda n: answer_ngrams(item, n))
+        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing)
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,12 @@ from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
 from tracerl.evals.metrics.overlap import (
-    answer_ngrams,
     clipped_overlap,
+    matched_ngrams,
     ngrams,
     reference_tokens,
     references,
+    tokens,
 )
 from tracerl.evals.metrics.structured import NoJson, answer_json_or_none, output_json
 from tracerl.evals.metrics.text import gold_number, last_number, normalise
@@ -39,12 +40,15 @@ def rouge_n(candidate: list[str] | Counter[tuple[str, ...]], reference: list[str
             n: int) -> float:
     """ROUGE-N F1 (Lin, 2004): clipped n-gram overlap over candidate and reference counts.
     `candidate` is its tokens or, already counted, its n-grams."""
-    cand = candidate if isinstance(candidate, Counter) else ngrams(candidate, n)
-    ref = ngrams(reference, n)
-    overlap = clipped_overlap(cand, ref)
+    if isinstance(candidate, Counter):
+        overlap = clipped_overlap(candidate, ngrams(reference, n))
+        n_cand = sum(candidate.values())
+    else:
+        overlap = matched_ngrams(candidate, [ngrams(reference, k) for k in range(1, n + 1)])[-1]
+        n_cand = max(len(candidate) - n + 1, 0)
     if overlap == 0:
         return 0.0
-    p, r = overlap / sum(cand.values()), overlap / sum(ref.values())
+    p, r = overlap / n_cand, overlap / (len(reference) - n + 1)
     return 2 * p * r / (p + r)
 
 
@@ -69,7 +73,7 @@ class RougeN:
             object.__setattr__(self, "name", f"rouge_{self.n}")
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        cand = answer_ngrams(item, self.n)
+        cand = item.derived("tokens", tokens)
         return MetricResult(max(rouge_n(cand, r, self.n)
                                 for r in reference_tokens(item, self.reference_key)))
 
