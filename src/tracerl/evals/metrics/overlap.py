@@ -61,32 +61,50 @@ def matched_ngrams(candidate: Sequence[str], reference: Sequence[Counter[tuple[s
     return out
 
 
+def reference_matches(item: EvalItem, key: str, n: int) -> list[list[int]]:
+    """Per reference text of field `key`: the answer's clipped n-gram overlap with it
+    (`matched_ngrams`) for orders 1..max(n, 4), once per item: BLEU and ROUGE-1/2 share
+    it. Unjudged as `references`."""
+    orders = max(n, 4)
+
+    def compute() -> list[list[int]]:
+        cand = item.derived("tokens", tokens)
+        return [matched_ngrams(cand, [ngrams(r, k) for k in range(1, orders + 1)])
+                for r in reference_tokens(item, key)]
+
+    return item.memo(f"matched:{key}:{orders}", compute)
+
+
 def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: int = 4,
-         smoothing: str = "none") -> float:
+         smoothing: str = "none", matched: Sequence[int] | None = None) -> float:
     """Sentence BLEU (Papineni et al., 2002): clipped n-gram precisions, geometric mean,
     brevity penalty against the closest reference length.
 
     smoothing "add1" adds one to numerator and denominator of every n > 1 precision
     (Lin & Och, 2004), so a short sentence missing 4-grams does not score 0.
+    `matched`: the clipped overlaps per order when already counted (`matched_ngrams`
+    against the references' largest counts).
     """
     if smoothing not in ("none", "add1"):
         raise ValueError(f"bleu smoothing must be 'none' or 'add1', got {smoothing!r}")
     if not candidate or not references:
         return 0.0
-    best = []  # per order: each n-gram's largest count in any reference
-    for n in range(1, max_n + 1):
-        counts = ngrams(references[0], n)
-        for ref in references[1:]:
-            counts = counts | ngrams(ref, n)
-        best.append(counts)
+    if matched is None:
+        best = []  # per order: each n-gram's largest count in any reference
+        for n in range(1, max_n + 1):
+            counts = ngrams(references[0], n)
+            for ref in references[1:]:
+                counts = counts | ngrams(ref, n)
+            best.append(counts)
+        matched = matched_ngrams(candidate, best)
     log_sum = 0.0
-    for n, matched in enumerate(matched_ngrams(candidate, best), start=1):
+    for n, matched_n in enumerate(matched[:max_n], start=1):
         total = max(len(candidate) - n + 1, 0)
         if smoothing == "add1" and n > 1:
-            matched, total = matched + 1, total + 1
-        if matched == 0 or total == 0:
+            matched_n, total = matched_n + 1, total + 1
+        if matched_n == 0 or total == 0:
             return 0.0
-        log_sum += math.log(matched / total) / max_n
+        log_sum += math.log(matched_n / total) / max_n
     ref_len = min((abs(len(r) - len(candidate)), len(r)) for r in references)[1]
     bp = 1.0 if len(candidate) > ref_len else math.exp(1 - ref_len / len(candidate))
     return bp * math.exp(log_sum)
@@ -224,7 +242,9 @@ class Bleu:
 
     def __call__(self, item: EvalItem) -> float:
         refs = reference_tokens(item, self.reference_key)
-        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing)
+        matched = (reference_matches(item, self.reference_key, self.max_n)[0]
+                   if len(refs) == 1 else None)  # several: clipped by their union
+        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing, matched)
 
 
 @dataclass(frozen=True)

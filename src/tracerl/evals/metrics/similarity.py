@@ -24,6 +24,7 @@ from tracerl.evals.metrics.overlap import (
     clipped_overlap,
     matched_ngrams,
     ngrams,
+    reference_matches,
     reference_tokens,
     references,
     tokens,
@@ -37,14 +38,17 @@ _SPLIT = re.compile(r"[\n;,]")
 
 
 def rouge_n(candidate: list[str] | Counter[tuple[str, ...]], reference: list[str],
-            n: int) -> float:
+            n: int, overlap: int | None = None) -> float:
     """ROUGE-N F1 (Lin, 2004): clipped n-gram overlap over candidate and reference counts.
-    `candidate` is its tokens or, already counted, its n-grams."""
+    `candidate` is its tokens or, already counted, its n-grams; `overlap` the clipped
+    overlap when already counted (`reference_matches`)."""
     if isinstance(candidate, Counter):
         overlap = clipped_overlap(candidate, ngrams(reference, n))
         n_cand = sum(candidate.values())
     else:
-        overlap = matched_ngrams(candidate, [ngrams(reference, k) for k in range(1, n + 1)])[-1]
+        if overlap is None:
+            refs = [ngrams(reference, k) for k in range(1, n + 1)]
+            overlap = matched_ngrams(candidate, refs)[-1]
         n_cand = max(len(candidate) - n + 1, 0)
     if overlap == 0:
         return 0.0
@@ -74,8 +78,9 @@ class RougeN:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         cand = item.derived("tokens", tokens)
-        return MetricResult(max(rouge_n(cand, r, self.n)
-                                for r in reference_tokens(item, self.reference_key)))
+        matched = reference_matches(item, self.reference_key, self.n)
+        return MetricResult(max(rouge_n(cand, r, self.n, m[self.n - 1]) for r, m in zip(
+            reference_tokens(item, self.reference_key), matched, strict=True)))
 
 
 def _char_ngrams(text: str, n: int) -> Counter[str]:
