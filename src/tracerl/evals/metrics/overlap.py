@@ -116,10 +116,8 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     would otherwise compare multi-character strings by their 64-bit hashes)."""
     if _LCSseq is None:
         return lcs_length_py(a, b)
-    ids: dict[str, int] = {}
-    index = ids.setdefault
-    return int(_LCSseq.similarity([index(t, len(ids)) for t in a],
-                                  [index(t, len(ids)) for t in b]))
+    ids = {t: i for i, t in enumerate(dict.fromkeys([*a, *b]))}
+    return int(_LCSseq.similarity(list(map(ids.__getitem__, a)), list(map(ids.__getitem__, b))))
 
 
 def lcs_length_py(a: Sequence[str], b: Sequence[str]) -> int:

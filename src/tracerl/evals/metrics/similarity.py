@@ -174,7 +174,8 @@ class ChrF:
 
 def _canonical(x: Any) -> str:
     if isinstance(x, str):
-        return normalise(unicodedata.normalize("NFC", _BULLET.sub("", x)))
+        bullet = _BULLET.match(x)  # anchored at the start: what _BULLET.sub("", x) removes
+        return normalise(unicodedata.normalize("NFC", x[bullet.end():] if bullet else x))
     return json.dumps(x, sort_keys=True, ensure_ascii=False)
 
 
