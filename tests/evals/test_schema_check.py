@@ -43,7 +43,7 @@ def _value(rng: random.Random, depth: int):
 def test_compiled_check_agrees_with_jsonschema_on_random_schemas_and_values(draft):
     rng = random.Random(draft.__name__)
     compiled, verdicts = 0, {True: 0, False: 0}
-    for _ in range(60):
+    for _ in range(40):
         schema = _schema(rng, 3)
         draft.check_schema(schema)
         validator = draft(schema)
@@ -54,7 +54,7 @@ def test_compiled_check_agrees_with_jsonschema_on_random_schemas_and_values(draf
             value = _value(rng, 3)
             assert check(value) == validator.is_valid(value), (schema, value)
             verdicts[check(value)] += 1
-    assert compiled == 60 and min(verdicts.values()) > 200, verdicts
+    assert compiled == 40 and min(verdicts.values()) > 150, verdicts
 
 
 def test_type_edge_cases_by_hand():
