@@ -4,6 +4,7 @@ to score every rollout as a reward? Target (issue 16): under 2 s on the 2-core d
     .venv/bin/python benchmarks/evals.py               # 1,000 items, 3 repetitions
     .venv/bin/python benchmarks/evals.py --items 200   # quicker
     .venv/bin/python benchmarks/evals.py --baseline ../main/src --compare-only
+    .venv/bin/python benchmarks/evals.py --baseline ../main/src --same-reports --compare-only
 
 Items are agent conversations of the kind the catalogue is for, built from a seed: a
 question, two or three tool-calling turns (search, fetch, sometimes a malformed call or
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import functools
 import importlib
 import json
 import random
@@ -118,6 +120,63 @@ def make_record(rng: random.Random, i: int) -> dict:
     }
 
 
+def edge_record(record: dict, i: int) -> dict:
+    """A copy of a benchmark record bent into one of 12 edge cases (for the equivalence
+    check of `--same-reports`): empty, unicode and broken answers, malformed and missing
+    reference data, banned code, JSON of the wrong types, tool arguments against their
+    schema, several changed JSON values, several references."""
+    r = json.loads(json.dumps(record))
+    r["id"] = f"edge-{i}"
+    last = r["messages"][-1]
+    k = i % 12
+    if k == 0:
+        last["content"] = ""
+    elif k == 1:
+        last["content"] = ("Ünïcödé — «straße» 東京 " + last["content"][::-1]
+                           + " 🎉\u2028e\u0301x")
+    elif k == 2:
+        last["content"] = last["content"].replace("}", "", 1)
+    elif k == 3:
+        r["answer"], r["expected_json"], r["schema"] = "", "not json", {"type": 5}
+    elif k == 4:
+        r["answer"] = "Ünïcödé straße 東京 " + r["answer"]
+        r["expected_json"] = {"a": [1, {"b": [True, None, 1.0]}], "c": "é"}
+    elif k == 5:
+        last["content"], r["answer"] = '[{"a": 1}, [2, 3], "x", "x"]', ["x", "y", "x"]
+    elif k == 6:
+        r["relevant_ids"], r["reference_messages"], r["max_steps"] = {}, "bad", 0
+    elif k == 7:
+        last["content"] = "```python\nimport os\nos.system('rm -rf /')\n```\n" + last["content"]
+    elif k == 8:
+        last["content"] += '\n{"answer": 5, "confidence": "high", "sources": "d1", "x": []}'
+    elif k == 9:
+        r["messages"][1]["tool_calls"][0]["function"]["arguments"] = '{"q": 5}'
+        r["messages"][3]["tool_calls"][0]["function"]["arguments"] = '{}'
+    elif k == 10:
+        r["expected_json"] = {**r["expected_json"], "answer": "other", "sources": ["d1"]}
+    else:
+        r["answer"] = [r["answer"], "costs fell and revenue grew in the quarter"]
+    return r
+
+
+def same_reports(src: str, records: list[dict]) -> None:
+    """Exits non-zero unless the baseline's evaluate() report and this code's are the
+    same JSON, byte for byte, on `records` plus 12 kinds of edge records."""
+    run, make_metrics, make_item = load_baseline(src)
+    data = records + [edge_record(r, i) for i, r in enumerate(records[:240])]
+    texts = []
+    for evaluate_, metrics_, item_ in ((run, make_metrics, make_item),
+                                       (evaluate, catalogue_metrics, item_from_record)):
+        report = evaluate_(metrics_(), [item_(r, f"gen:{i}") for i, r in enumerate(data)])
+        texts.append(json.dumps(report.to_dict(), sort_keys=True, default=repr))
+    if texts[0] != texts[1]:
+        old, new = (json.loads(t)["items"] for t in texts)
+        diff = next(f"{a['id']}: {a} | {b}" for a, b in zip(old, new, strict=True) if a != b)
+        raise SystemExit(f"reports differ ({len(data)} items), first: {diff:.600}")
+    print(f"reports identical: {len(data)} items ({len(data) - len(records)} edge), "
+          f"{len(texts[1])} bytes of JSON")
+
+
 def catalogue_metrics() -> list[Metric]:
     return [build(e.name, **OPTIONS.get(e.name, {})) for e in CATALOGUE
             if e.kind in ("deterministic", "measurement")]
@@ -171,6 +230,7 @@ def per_metric(records: list[dict], reps: int) -> dict[str, float]:
     return best
 
 
+@functools.cache
 def load_baseline(src: str) -> tuple:
     """(evaluate, catalogue metrics factory, item_from_record) of another checkout's
     `src` (say main's), imported beside this code as package `tracerl_baseline` (a copy
@@ -226,9 +286,14 @@ def main() -> None:
                              "this code in the same process, alternating chunk by chunk")
     parser.add_argument("--compare-only", action="store_true",
                         help="with --baseline: only the comparison")
+    parser.add_argument("--same-reports", action="store_true",
+                        help="with --baseline: first check that both give the same report, "
+                             "byte for byte, on the items plus edge items")
     args = parser.parse_args()
     rng = random.Random(0)
     records = [make_record(rng, i) for i in range(args.items)]
+    if args.baseline and args.same_reports:
+        same_reports(args.baseline, records)
     if args.baseline:
         compare_with(args.baseline, records, args.reps + 2)
         if args.compare_only:

@@ -154,3 +154,48 @@ def test_report_round_trips_through_json(trajs):
     assert again == report
     with pytest.raises(ValueError, match="not an evaluate\\(\\) report"):
         EvalReport.from_dict({"items": []})
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_evaluate_restores_the_collector_and_still_collects_cyclic_garbage():
+    """evaluate() freezes older objects while scoring (evaluate._ScoringHeap): after it
+    nothing is left frozen, a caller's freeze and a disabled collector are left as they
+    were, and reference cycles a metric makes are collected chunk by chunk."""
+    import gc
+    import weakref
+
+    from tracerl.evals.evaluate import _ScoringHeap
+    from tracerl.evals.items import item_from_text
+
+    made: list[weakref.ref] = []
+
+    class MakesCycles:
+        name = "cycles"
+
+        def __call__(self, item):  # noqa: ANN001, ANN204
+            made.append(weakref.ref(_Cycle()))
+            return 1.0
+
+    items = [item_from_text("x", f"i{i}") for i in range(_ScoringHeap.CHUNK + 10)]
+    assert gc.get_freeze_count() == 0
+    report = evaluate([MakesCycles()], items)
+    assert report.aggregates["cycles"].scored == len(items)
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    assert all(r() is None for r in made[: _ScoringHeap.CHUNK])  # collected while scoring
+    gc.freeze()  # a caller's own freeze is theirs
+    try:
+        frozen = gc.get_freeze_count()
+        evaluate([MakesCycles()], items[:3])
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        evaluate([MakesCycles()], items[:3])
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()

@@ -103,3 +103,35 @@ def test_json_distance_equals_the_recursive_definition_on_random_json():
         a, b = grow(3), grow(3)
         want = _forest_distance((json_tree(a),), (json_tree(b),), memo)
         assert postorder_distance(json_postorder(a), json_postorder(b)) == want, (a, b)
+
+
+def test_same_shape_trees_equal_the_recursive_definition():
+    """One relabel is answered without the table (distance 1); same shapes with more
+    relabels, whose distance can be smaller than their count, go through it."""
+    import random
+
+    from tracerl.evals.tree_edit import postorder, postorder_distance
+
+    rng = random.Random(2)
+
+    def grow(budget: int) -> Tree:
+        kids = []
+        while budget > 1 and rng.random() < 0.6:
+            size = rng.randint(1, budget - 1)
+            kids.append(grow(size))
+            budget -= size
+        return Tree(rng.choice("abc"), tuple(kids))
+
+    def relabel(t: Tree, odds: float) -> Tree:
+        label = rng.choice("abcd") if rng.random() < odds else t.label
+        return Tree(label, tuple(relabel(c, odds) for c in t.children))
+
+    memo: dict = {}
+    for _ in range(150):
+        a = grow(rng.randint(1, 9))
+        b = relabel(a, rng.choice([0.1, 0.5]))
+        want = _forest_distance((a,), (b,), memo)
+        assert postorder_distance(postorder(a), postorder(b)) == want, (a, b)
+    r = Tree("r", (Tree("x"), Tree("y"), Tree("z")))
+    s = Tree("r", (Tree("y"), Tree("z"), Tree("w")))  # 3 relabels, distance 2
+    assert tree_edit_distance(r, s) == 2 == _forest_distance((r,), (s,), memo)

@@ -51,20 +51,26 @@ def max_bipartite_matching(adjacency: Sequence[Sequence[int]], n_right: int) -> 
                     queue.append(w)
         return found
 
-    def dfs(u: int) -> bool:
-        for v in adjacency[u]:
-            w = match_right[v]
-            if w == -1 or (dist[w] == dist[u] + 1 and dfs(w)):
-                match_left[u], match_right[v] = v, u
-                return True
-        dist[u] = INF  # dead end in this phase
-        return False
-
     while bfs():
         for u in range(n_left):
             if match_left[u] == -1:
-                dfs(u)
+                _augment(u, adjacency, match_left, match_right, dist)
     return match_left
+
+
+def _augment(u: int, adjacency: Sequence[Sequence[int]], match_left: list[int],
+             match_right: list[int], dist: list[float]) -> bool:
+    """Hopcroft-Karp's DFS: an augmenting path from left vertex u along the BFS layers,
+    applied when found. (Module-level: a nested recursive function would be a reference
+    cycle per call, garbage only the cyclic collector frees.)"""
+    for v in adjacency[u]:
+        w = match_right[v]
+        if w == -1 or (dist[w] == dist[u] + 1
+                       and _augment(w, adjacency, match_left, match_right, dist)):
+            match_left[u], match_right[v] = v, u
+            return True
+    dist[u] = INF  # dead end in this phase
+    return False
 
 
 def max_weight_assignment(weights: Sequence[Sequence[float]]) -> list[int]:

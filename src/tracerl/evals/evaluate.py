@@ -11,6 +11,7 @@ cannot judge it (fault.py) is unjudged: a None score, counted by reason.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -188,7 +189,47 @@ def evaluate(metrics: Sequence[Metric], data: Any, *, run: str | None = None) ->
     """
     _check_metrics(metrics)
     items = load_items(data, run)
-    results = tuple(_score_item(metrics, item) for item in items)
-    failures = tuple(Failure(r.id, name, err) for r in results for name, err in r.errors.items())
-    aggregates = {m.name: _summary(m.name, results) for m in metrics}
+    with _ScoringHeap() as heap:
+        scored = []
+        for item in items:
+            scored.append(_score_item(metrics, item))
+            heap.scored_one()
+        results = tuple(scored)
+        failures = tuple(Failure(r.id, name, err) for r in results
+                         for name, err in r.errors.items())
+        aggregates = {m.name: _summary(m.name, results) for m in metrics}
     return EvalReport(results, aggregates, failures)
+
+
+class _ScoringHeap:
+    """While scoring, the cyclic garbage collector looks only at recent objects.
+
+    What existed before (the items, the caller's heap: a training process holds
+    millions of objects) is moved to the permanent generation (`gc.freeze`), and so is
+    each chunk of results once the chunk's own garbage has been collected (`gc.collect`
+    then `gc.freeze` every `CHUNK` items, which scans only that chunk); at the end, even
+    on an error, everything is unfrozen (`gc.unfreeze`). Without this every full pass
+    of the collector walks the whole heap and the results so far: about 10% of
+    evaluating the catalogue. Garbage made while scoring is still collected; an object
+    frozen earlier that becomes garbage waits until the end. Left alone when the
+    collector is off or a caller has frozen objects already (unfreezing would undo
+    theirs)."""
+
+    CHUNK = 256
+
+    def __enter__(self) -> _ScoringHeap:
+        self.active = gc.isenabled() and not gc.get_freeze_count()
+        self.count = 0
+        if self.active:
+            gc.freeze()
+        return self
+
+    def scored_one(self) -> None:
+        self.count += 1
+        if self.active and self.count % self.CHUNK == 0:
+            gc.collect()
+            gc.freeze()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            gc.unfreeze()

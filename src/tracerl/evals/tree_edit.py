@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import ne
 from typing import Any
 
 
@@ -65,47 +66,53 @@ def postorder(root: Tree) -> Postorder:
     """The postorder arrays of a Tree."""
     labels: list[str] = []
     lld: list[int] = []
-
-    def walk(node: Tree) -> int:
-        first = -1
-        for child in node.children:
-            leaf = walk(child)
-            if first == -1:
-                first = leaf
-        labels.append(node.label)
-        lld.append(first if first != -1 else len(labels) - 1)
-        return lld[-1]
-
-    walk(root)
+    _walk_tree(root, labels, lld)
     return Postorder.of(labels, lld)
+
+
+def _walk_tree(node: Tree, labels: list[str], lld: list[int]) -> int:
+    """Append `node`'s subtree in postorder; its leftmost leaf's index. (Module-level
+    recursion: a nested recursive function is a reference cycle per call, garbage that
+    only the cyclic collector frees.)"""
+    first = -1
+    for child in node.children:
+        leaf = _walk_tree(child, labels, lld)
+        if first == -1:
+            first = leaf
+    labels.append(node.label)
+    lld.append(first if first != -1 else len(labels) - 1)
+    return lld[-1]
 
 
 def json_postorder(value: Any) -> Postorder:
     """`postorder(json_tree(value))`, built from the JSON value without the Tree."""
     labels: list[str] = []
     lld: list[int] = []
-
-    def node(label: str, first: int) -> int:
-        labels.append(label)
-        lld.append(first if first != -1 else len(labels) - 1)
-        return lld[-1]
-
-    def walk(v: Any) -> int:
-        first = -1
-        if isinstance(v, dict):
-            for k in sorted(v):
-                leaf = node(f"key:{k}", walk(v[k]))
-                first = leaf if first == -1 else first
-            return node("{}", first)
-        if isinstance(v, list):
-            for x in v:
-                leaf = walk(x)
-                first = leaf if first == -1 else first
-            return node("[]", first)
-        return node(_leaf_label(v), -1)
-
-    walk(value)
+    _walk_json(value, labels, lld)
     return Postorder.of(labels, lld)
+
+
+def _walk_json(v: Any, labels: list[str], lld: list[int]) -> int:
+    """Append the JSON value's tree in postorder (as `_walk_tree` on `json_tree(v)`);
+    its leftmost leaf's index."""
+    first = -1
+    if isinstance(v, dict):
+        for k in sorted(v):
+            child = _walk_json(v[k], labels, lld)
+            labels.append(f"key:{k}")
+            lld.append(child)
+            first = child if first == -1 else first
+        label = "{}"
+    elif isinstance(v, list):
+        for x in v:
+            leaf = _walk_json(x, labels, lld)
+            first = leaf if first == -1 else first
+        label = "[]"
+    else:
+        label = _leaf_label(v)
+    labels.append(label)
+    lld.append(first if first != -1 else len(labels) - 1)
+    return lld[-1]
 
 
 def tree_edit_distance(a: Tree, b: Tree) -> int:
@@ -116,8 +123,10 @@ def tree_edit_distance(a: Tree, b: Tree) -> int:
 def postorder_distance(a: Postorder, b: Postorder) -> int:
     """`tree_edit_distance` of two trees given as postorder arrays."""
     la, lld_a, lb, lld_b = a.labels, a.lld, b.labels, b.lld
-    if la == lb and lld_a == lld_b:
-        return 0  # the same tree (the result depends on these arrays only)
+    if lld_a == lld_b:  # the same shape (postorder labels and lld fix a tree)
+        relabels = sum(map(ne, la, lb))
+        if relabels <= 1:  # the same tree, or one relabel: no edit script is shorter
+            return relabels  # (e.g. an answer's JSON with one wrong value)
     dist = [[0] * len(lb) for _ in la]
     b_roots = []
     for j in b.keyroots:  # per keyroot of b: its leftmost path's labels, trees and forests

@@ -90,25 +90,37 @@ def _lcs_loop(a: list[str], b: list[str]) -> int:
     return prev[-1]
 
 
-def test_bit_parallel_distances_equal_the_dynamic_programme():
+@pytest.mark.parametrize("compiled", [True, False], ids=["rapidfuzz", "pure_python"])
+def test_distances_equal_the_dynamic_programme(compiled):
+    """levenshtein / lcs_length (rapidfuzz) and their pure-Python bit-parallel versions
+    give the textbook programme's integers on random unicode (emoji, combining accents,
+    CJK, NUL, lone surrogates), shared prefixes and suffixes, long strings."""
     import random
 
-    from tracerl.evals.metrics.overlap import lcs_length
+    from tracerl.evals.metrics import overlap
 
+    lev = overlap.levenshtein if compiled else overlap.levenshtein_py
+    lcs = overlap.lcs_length if compiled else overlap.lcs_length_py
+    if compiled:
+        assert overlap._Levenshtein is not None, "rapidfuzz is a core dependency"
     rng = random.Random(0)
     for _ in range(200):
         a = "".join(rng.choice("abcé ") for _ in range(rng.randint(0, 70)))
         b = "".join(rng.choice("abcé ") for _ in range(rng.randint(0, 70)))
-        assert levenshtein(a, b) == _levenshtein_loop(a, b), (a, b)
-        assert lcs_length(a.split(), b.split()) == _lcs_loop(a.split(), b.split()), (a, b)
-    for _ in range(40):  # shared prefixes and suffixes (cut before the bit vectors), long
+        assert lev(a, b) == _levenshtein_loop(a, b), (a, b)
+        assert lcs(a.split(), b.split()) == _lcs_loop(a.split(), b.split()), (a, b)
+    alphabet = "ab🎉e\u0301東\x00\ud800𝔘 "
+    for _ in range(25):  # shared prefixes and suffixes (cut before the bit vectors), long
         # strings (vectors of several machine words), emoji and combining accents
-        core = lambda n: "".join(rng.choice("ab🎉e\u0301") for _ in range(n))  # noqa: E731
+        core = lambda n: "".join(rng.choice(alphabet) for _ in range(n))  # noqa: E731
         fix, tail = core(rng.randint(0, 30)), core(rng.randint(0, 30))
         a, b = fix + core(rng.randint(0, 150)) + tail, fix + core(rng.randint(0, 150)) + tail
-        assert levenshtein(a, b) == _levenshtein_loop(a, b) == levenshtein(b, a), (a, b)
-    assert levenshtein("", "") == 0 and levenshtein("abc", "abc") == 0
-    assert levenshtein("aXa", "aa") == 1 and levenshtein("abab", "ab") == 2
+        assert lev(a, b) == _levenshtein_loop(a, b) == lev(b, a), (a, b)
+        wa, wb = a.split(), b.split()  # multi-character tokens, including ones of one char
+        assert lcs(wa, wb) == _lcs_loop(wa, wb) == lcs(wb, wa), (wa, wb)
+    assert lev("", "") == 0 and lev("abc", "abc") == 0
+    assert lev("aXa", "aa") == 1 and lev("abab", "ab") == 2
+    assert lcs([], ["a"]) == 0 and lcs(["ab", "a"], ["a", "ab"]) == 1
 
 
 def test_clipped_overlap_equals_the_counter_intersection():
@@ -125,3 +137,19 @@ def test_clipped_overlap_equals_the_counter_intersection():
             ga, gb = ngrams(a, n), ngrams(b, n)
             assert clipped_overlap(ga, gb) == sum((ga & gb).values()) == sum(
                 (Counter(ga) & Counter(gb)).values())
+
+
+def test_matched_ngrams_equals_the_clipped_overlap_of_all_ngrams():
+    """The chained count (only where the previous order matched) against every n-gram
+    counted: repeated words, periodic n-grams, unicode, either side empty or longer."""
+    import random
+
+    from tracerl.evals.metrics.overlap import clipped_overlap, matched_ngrams, ngrams
+
+    rng = random.Random(1)
+    for _ in range(400):
+        a = [rng.choice(["a", "b", "東", "é", "ab"]) for _ in range(rng.randint(0, 40))]
+        b = [rng.choice(["a", "b", "東", "é", "ab"]) for _ in range(rng.randint(0, 12))]
+        refs = [ngrams(b, n) for n in range(1, 6)]
+        assert matched_ngrams(a, refs) == [clipped_overlap(ngrams(a, n), refs[n - 1])
+                                           for n in range(1, 6)], (a, b)

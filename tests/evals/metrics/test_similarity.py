@@ -109,3 +109,15 @@ def test_vectorised_chrf_counts_equal_the_counter_loop():
                 assert order_matches(a, b, orders) == order_matches_loop(a, b, orders), (a, b)
     wide = "".join(chr(0x4E00 + i) for i in range(3000))  # too many characters for 64 bits
     assert order_matches(wide, wide[::2], 6) == order_matches_loop(wide, wide[::2], 6)
+
+
+def test_bullet_strip_equals_the_regex_substitution():
+    import random
+
+    from tracerl.evals.metrics.similarity import _BULLET, _canonical
+    from tracerl.evals.metrics.text import normalise
+
+    rng = random.Random(0)
+    for _ in range(3000):
+        x = "".join(rng.choice(" \t\n-*\u20221234.)aé") for _ in range(rng.randint(0, 12)))
+        assert _canonical(x) == normalise(_BULLET.sub("", x)), repr(x)

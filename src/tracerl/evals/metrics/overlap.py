@@ -2,6 +2,11 @@
 
 Tokens are lower-cased word characters runs (`\\w+`), so punctuation and case do not
 count; edit distance works on characters.
+
+The LCS and the Levenshtein distance run in `rapidfuzz` (compiled, a core dependency)
+when it imports; the bit-parallel pure-Python versions here (`lcs_length_py`,
+`levenshtein_py`) are the reference the tests hold it to, and the fallback: both give
+the same integers.
 """
 
 from __future__ import annotations
@@ -9,12 +14,18 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
+
+try:
+    from rapidfuzz.distance import LCSseq as _LCSseq
+    from rapidfuzz.distance import Levenshtein as _Levenshtein
+except ImportError:  # pragma: no cover - a platform without its wheel: the same figures
+    _LCSseq = _Levenshtein = None
 
 _WORD = re.compile(r"\w+")
 
@@ -32,43 +43,84 @@ def clipped_overlap(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) ->
     return sum([min(a[g], b[g]) for g in a.keys() & b.keys()])
 
 
-def answer_ngrams(item: EvalItem, n: int) -> Counter[tuple[str, ...]]:
-    """The answer's word n-grams, counted once per item (BLEU and ROUGE-N share them)."""
-    return item.derived(f"ngrams{n}", lambda text: ngrams(item.derived("tokens", tokens), n))
+def matched_ngrams(candidate: Sequence[str], reference: Sequence[Counter[tuple[str, ...]]]
+                   ) -> list[int]:
+    """`clipped_overlap(ngrams(candidate, n), reference[n - 1])` for n = 1..len(reference),
+    counting only the candidate's n-grams that the reference has: an n-gram can occur in
+    the reference only where its first n - 1 words do, so each order looks only at the
+    positions where the previous one matched (a long answer against a short reference
+    builds a few small tuples instead of every n-gram of every order)."""
+    words = tuple(candidate)
+    live: Sequence[int] = range(len(words))
+    out = []
+    for n, ref in enumerate(reference, start=1):
+        hits = [i for i in live if words[i: i + n] in ref]
+        found = Counter([words[i: i + n] for i in hits])
+        out.append(sum([min(c, ref[g]) for g, c in found.items()]))
+        live = hits
+    return out
+
+
+def reference_matches(item: EvalItem, key: str, n: int) -> list[list[int]]:
+    """Per reference text of field `key`: the answer's clipped n-gram overlap with it
+    (`matched_ngrams`) for orders 1..max(n, 4), once per item: BLEU and ROUGE-1/2 share
+    it. Unjudged as `references`."""
+    orders = max(n, 4)
+
+    def compute() -> list[list[int]]:
+        cand = item.derived("tokens", tokens)
+        return [matched_ngrams(cand, [ngrams(r, k) for k in range(1, orders + 1)])
+                for r in reference_tokens(item, key)]
+
+    return item.memo(f"matched:{key}:{orders}", compute)
 
 
 def bleu(candidate: Sequence[str], references: Sequence[Sequence[str]], max_n: int = 4,
-         smoothing: str = "none",
-         candidate_ngrams: Callable[[int], Counter[tuple[str, ...]]] | None = None) -> float:
+         smoothing: str = "none", matched: Sequence[int] | None = None) -> float:
     """Sentence BLEU (Papineni et al., 2002): clipped n-gram precisions, geometric mean,
     brevity penalty against the closest reference length.
 
     smoothing "add1" adds one to numerator and denominator of every n > 1 precision
     (Lin & Och, 2004), so a short sentence missing 4-grams does not score 0.
+    `matched`: the clipped overlaps per order when already counted (`matched_ngrams`
+    against the references' largest counts).
     """
     if smoothing not in ("none", "add1"):
         raise ValueError(f"bleu smoothing must be 'none' or 'add1', got {smoothing!r}")
     if not candidate or not references:
         return 0.0
+    if matched is None:
+        best = []  # per order: each n-gram's largest count in any reference
+        for n in range(1, max_n + 1):
+            counts = ngrams(references[0], n)
+            for ref in references[1:]:
+                counts = counts | ngrams(ref, n)
+            best.append(counts)
+        matched = matched_ngrams(candidate, best)
     log_sum = 0.0
-    for n in range(1, max_n + 1):
-        cand = candidate_ngrams(n) if candidate_ngrams else ngrams(candidate, n)
-        best = ngrams(references[0], n)
-        for ref in references[1:]:
-            best = best | ngrams(ref, n)
-        matched = clipped_overlap(cand, best)
+    for n, matched_n in enumerate(matched[:max_n], start=1):
         total = max(len(candidate) - n + 1, 0)
         if smoothing == "add1" and n > 1:
-            matched, total = matched + 1, total + 1
-        if matched == 0 or total == 0:
+            matched_n, total = matched_n + 1, total + 1
+        if matched_n == 0 or total == 0:
             return 0.0
-        log_sum += math.log(matched / total) / max_n
+        log_sum += math.log(matched_n / total) / max_n
     ref_len = min((abs(len(r) - len(candidate)), len(r)) for r in references)[1]
     bp = 1.0 if len(candidate) > ref_len else math.exp(1 - ref_len / len(candidate))
     return bp * math.exp(log_sum)
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token lists: `lcs_length_py`'s
+    value, from rapidfuzz when present. Tokens are given to it as dense integer ids (it
+    would otherwise compare multi-character strings by their 64-bit hashes)."""
+    if _LCSseq is None:
+        return lcs_length_py(a, b)
+    ids = {t: i for i, t in enumerate(dict.fromkeys([*a, *b]))}
+    return int(_LCSseq.similarity(list(map(ids.__getitem__, a)), list(map(ids.__getitem__, b))))
+
+
+def lcs_length_py(a: Sequence[str], b: Sequence[str]) -> int:
     """Length of the longest common subsequence, bit-parallel (Allison & Dix, 1986;
     Hyyro, 2004): bit j of V is 1 while row j of the LCS table has not yet grown, and
     one addition per item of `a` updates all of b's positions at once, so the cost is
@@ -99,6 +151,14 @@ def rouge_l(candidate: Sequence[str], reference: Sequence[str], beta: float = 1.
 
 
 def levenshtein(a: str, b: str) -> int:
+    """Minimum insertions, deletions and substitutions (of code points) turning a into
+    b: `levenshtein_py`'s value, from rapidfuzz when present."""
+    if _Levenshtein is None:
+        return levenshtein_py(a, b)
+    return int(_Levenshtein.distance(a, b))
+
+
+def levenshtein_py(a: str, b: str) -> int:
     """Minimum insertions, deletions and substitutions turning a into b.
 
     Bit-parallel (Myers, 1999, "A fast bit-vector algorithm for approximate string
@@ -180,8 +240,9 @@ class Bleu:
 
     def __call__(self, item: EvalItem) -> float:
         refs = reference_tokens(item, self.reference_key)
-        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing,
-                    lambda n: answer_ngrams(item, n))
+        matched = (reference_matches(item, self.reference_key, self.max_n)[0]
+                   if len(refs) == 1 else None)  # several: clipped by their union
+        return bleu(item.derived("tokens", tokens), refs, self.max_n, self.smoothing, matched)
 
 
 @dataclass(frozen=True)

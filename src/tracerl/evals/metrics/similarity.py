@@ -21,11 +21,13 @@ from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
 from tracerl.evals.metrics.overlap import (
-    answer_ngrams,
     clipped_overlap,
+    matched_ngrams,
     ngrams,
+    reference_matches,
     reference_tokens,
     references,
+    tokens,
 )
 from tracerl.evals.metrics.structured import NoJson, answer_json_or_none, output_json
 from tracerl.evals.metrics.text import gold_number, last_number, normalise
@@ -36,15 +38,21 @@ _SPLIT = re.compile(r"[\n;,]")
 
 
 def rouge_n(candidate: list[str] | Counter[tuple[str, ...]], reference: list[str],
-            n: int) -> float:
+            n: int, overlap: int | None = None) -> float:
     """ROUGE-N F1 (Lin, 2004): clipped n-gram overlap over candidate and reference counts.
-    `candidate` is its tokens or, already counted, its n-grams."""
-    cand = candidate if isinstance(candidate, Counter) else ngrams(candidate, n)
-    ref = ngrams(reference, n)
-    overlap = clipped_overlap(cand, ref)
+    `candidate` is its tokens or, already counted, its n-grams; `overlap` the clipped
+    overlap when already counted (`reference_matches`)."""
+    if isinstance(candidate, Counter):
+        overlap = clipped_overlap(candidate, ngrams(reference, n))
+        n_cand = sum(candidate.values())
+    else:
+        if overlap is None:
+            refs = [ngrams(reference, k) for k in range(1, n + 1)]
+            overlap = matched_ngrams(candidate, refs)[-1]
+        n_cand = max(len(candidate) - n + 1, 0)
     if overlap == 0:
         return 0.0
-    p, r = overlap / sum(cand.values()), overlap / sum(ref.values())
+    p, r = overlap / n_cand, overlap / (len(reference) - n + 1)
     return 2 * p * r / (p + r)
 
 
@@ -69,9 +77,10 @@ class RougeN:
             object.__setattr__(self, "name", f"rouge_{self.n}")
 
     def __call__(self, item: EvalItem) -> MetricResult:
-        cand = answer_ngrams(item, self.n)
-        return MetricResult(max(rouge_n(cand, r, self.n)
-                                for r in reference_tokens(item, self.reference_key)))
+        cand = item.derived("tokens", tokens)
+        matched = reference_matches(item, self.reference_key, self.n)
+        return MetricResult(max(rouge_n(cand, r, self.n, m[self.n - 1]) for r, m in zip(
+            reference_tokens(item, self.reference_key), matched, strict=True)))
 
 
 def _char_ngrams(text: str, n: int) -> Counter[str]:
@@ -165,7 +174,8 @@ class ChrF:
 
 def _canonical(x: Any) -> str:
     if isinstance(x, str):
-        return normalise(unicodedata.normalize("NFC", _BULLET.sub("", x)))
+        bullet = _BULLET.match(x)  # anchored at the start: what _BULLET.sub("", x) removes
+        return normalise(unicodedata.normalize("NFC", x[bullet.end():] if bullet else x))
     return json.dumps(x, sort_keys=True, ensure_ascii=False)
 
 

@@ -78,7 +78,8 @@ class _PhraseSet:
         text = folded_answer(item, self.case_sensitive)
         present, absent = [], []
         for p in dict.fromkeys(_phrases(item, self.phrases, self.reference_key)):
-            hit = phrase_pattern(fold(p, self.case_sensitive), self.whole_words).search(text)
+            folded = fold(p, self.case_sensitive)  # not a substring: no match, no regex
+            hit = folded in text and phrase_pattern(folded, self.whole_words).search(text)
             (present if hit else absent).append(p)
         return present, absent
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,6 +26,7 @@ from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
 from tracerl.evals.metrics.text import answer_whole_json, parse_json_output
+from tracerl.evals.schema_check import is_valid_with
 from tracerl.evals.tree_edit import json_postorder, postorder_distance
 
 _DECODER = json.JSONDecoder()
@@ -127,17 +128,20 @@ class JsonInText:
 
 
 @functools.lru_cache(maxsize=256)
-def compiled_schema(canonical: str) -> Any:
+def compiled_schema(canonical: str) -> tuple[Any, Callable[[Any], bool]]:
     """A checked validator for a schema given as canonical JSON (items of one dataset
-    mostly share a few schemas: each is checked and compiled once)."""
+    mostly share a few schemas: each is checked and compiled once), and its fastest
+    exact validity test (schema_check.py)."""
     schema = json.loads(canonical)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
-    return cls(schema)
+    validator = cls(schema)
+    return validator, is_valid_with(validator)
 
 
-def schema_validator(schema: Any, key: str) -> Any:
-    """The validator of a reference schema; a broken one is Unjudged, naming why."""
+def schema_validator(schema: Any, key: str) -> tuple[Any, Callable[[Any], bool]]:
+    """The validator of a reference schema and its validity test; a broken schema is
+    Unjudged, naming why."""
     if not isinstance(schema, Mapping):
         raise malformed_reference(key, "is not a JSON schema object")
     try:
@@ -208,12 +212,12 @@ class SchemaCompliance:
 
     def __call__(self, item: EvalItem) -> MetricResult:
         schema = self.schema if self.schema is not None else item.require(self.reference_key)
-        validator = schema_validator(schema, self.reference_key)
+        validator, is_valid = schema_validator(schema, self.reference_key)
         try:
             value = answer_json(item)
         except NoJson as exc:
             return MetricResult(0.0, passed=False, details={"error": str(exc)})
-        if validator.is_valid(value):
+        if is_valid(value):
             return MetricResult(1.0, passed=True, details={"error": None})
         credit = schema_credit(value, validator.schema, validator)
         error = jsonschema.exceptions.best_match(validator.iter_errors(value))

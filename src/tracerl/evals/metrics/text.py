@@ -16,6 +16,7 @@ import jsonschema
 from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.metric import MetricResult
+from tracerl.evals.schema_check import is_valid_with
 
 _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -196,17 +197,19 @@ class JsonSchemaMatch:
     schema: Mapping[str, Any]
     name: str = "json_schema"
     _validator: Any = field(init=False, repr=False, compare=False)
+    _is_valid: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         cls = jsonschema.validators.validator_for(self.schema)
         cls.check_schema(dict(self.schema))
         object.__setattr__(self, "_validator", cls(self.schema))
+        object.__setattr__(self, "_is_valid", is_valid_with(self._validator))
 
     def __call__(self, item: EvalItem) -> MetricResult:
         value, error = answer_whole_json(item)
         if error is not None:
             return MetricResult(0.0, passed=False, details={"error": f"not JSON: {error}"})
-        if self._validator.is_valid(value):
+        if self._is_valid(value):
             return MetricResult(1.0, passed=True)
         error = jsonschema.exceptions.best_match(self._validator.iter_errors(value))
         if error is not None:

@@ -15,6 +15,7 @@ from tracerl.evals.fault import malformed_reference
 from tracerl.evals.items import EvalItem
 from tracerl.evals.match import MODES, Call, MatchMode, match_calls, tool_calls
 from tracerl.evals.metric import MetricResult
+from tracerl.evals.schema_check import is_valid_with
 from tracerl.types import ToolCall
 
 
@@ -112,15 +113,18 @@ class ToolCallValidity:
         for tool, schema in pairs:
             cls = jsonschema.validators.validator_for(schema)
             cls.check_schema(schema)  # a broken schema is an error here, not a 0 score later
-            validators[tool] = cls(schema)
+            validators[tool] = (validator := cls(schema)), is_valid_with(validator)
         object.__setattr__(self, "_validators", validators)
 
     def _problem(self, call: ToolCall) -> str | None:
         if is_malformed(call):
             return "malformed call (arguments are not a JSON object)"
-        validator = self._validators.get(call.name)
-        if validator is None:
+        checks = self._validators.get(call.name)
+        if checks is None:
             return f"unknown tool {call.name!r}"
+        validator, is_valid = checks
+        if is_valid(call.arguments):  # best_match finds no error exactly when valid
+            return None
         error = jsonschema.exceptions.best_match(validator.iter_errors(call.arguments))
         return None if error is None else f"{call.name}: {error.message}"
 
