@@ -234,7 +234,7 @@ def agent_opt_run(args: argparse.Namespace, url: str, served: str, seed: int,
            "best_heldout": score(out["replies"]["best"]), "best_search": out["best_score"],
            "calls": out["spent"]["calls"], "tokens": out["spent"]["tokens"],
            "entries": out["entries"], "skipped": 0, "seconds": round(time.time() - t0, 1),
-           "prompt": {"template": out["best"]}}
+           "prompt": {"template": out["best"]}, "stopped": out["stopped"]}
     print(json.dumps(row), flush=True)
     return row
 
@@ -242,7 +242,7 @@ def agent_opt_run(args: argparse.Namespace, url: str, served: str, seed: int,
 def agent_opt(args: argparse.Namespace, url: str, served: str) -> list[dict[str, Any]]:
     """Every (seed, optimizer) of agent-opt at once: each search is sequential by its
     design, and the server batches the concurrent requests of all of them."""
-    runs = [(seed, name) for seed in args.seeds for name in ("bayesian", "gepa")]
+    runs = [(seed, name) for seed in args.seeds for name in args.agent_opt_optimizers]
     with ThreadPoolExecutor(len(runs)) as pool:
         rows = pool.map(lambda r: agent_opt_run(args, url, served, *r), runs)
         return [r for r in rows if r is not None]
@@ -290,6 +290,10 @@ def main() -> None:
     p.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS), choices=OPTIMIZERS)
     p.add_argument("--gepa-package", action="store_true")
     p.add_argument("--agent-opt", metavar="PYTHON", help="agent-opt's interpreter (its venv)")
+    p.add_argument("--agent-opt-optimizers", nargs="+", default=["bayesian", "gepa"],
+                   choices=["bayesian", "gepa"])
+    p.add_argument("--peers-only", action="store_true",
+                   help="run agent-opt alone (not ours, not the gepa package)")
     p.add_argument("--hand", action="store_true", help="also score hand-written prompts")
     p.add_argument("--budget-calls", type=int, default=96)
     p.add_argument("--budget-tokens", type=int, default=60_000)
@@ -316,10 +320,12 @@ def main() -> None:
         if thread:
             thread.start()
         # spawn: a fork would copy the agent-opt thread's locks into the workers
+        rows = []
         with ProcessPoolExecutor(max_workers=args.jobs,
                                  mp_context=multiprocessing.get_context("spawn")) as pool:
-            rows = [r for rs in pool.map(one_seed, [args] * len(args.seeds), args.seeds)
-                    for r in rs]
+            if not args.peers_only:
+                rows = [r for rs in pool.map(one_seed, [args] * len(args.seeds), args.seeds)
+                        for r in rs]
         if thread:
             thread.join()
     finally:

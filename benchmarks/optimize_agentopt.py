@@ -19,6 +19,10 @@ benchmark's reply length, teacher calls the teacher's. The wrapper counts a call
 request and its tokens from the reply's `usage` (prompt plus completion), as our ledger
 counts, and refuses a request once the budget in calls is spent (an exception agent-opt
 does not catch, so the search ends there; the best template scored so far stands).
+An exception of agent-opt's own (its GEPA formats the reflection model's template with
+str.format, so a proposal holding "{task description}" raises KeyError out of the
+search) also ends the search; the reply says so in `stopped`, and the best template
+scored before it stands (agent-opt itself would lose them: it returns no result).
 """
 
 from __future__ import annotations
@@ -120,8 +124,11 @@ def main() -> None:
             gepa_adapter.evaluate = recorded_batch  # type: ignore[method-assign]
             GEPAOptimizer(reflection_model=TEACHER_MODEL, generator_model=TASK_MODEL).optimize(
                 ExactLabel(), mapper, train, [start], max_metric_calls=job["budget_calls"])
-    except OutOfBudget:
-        pass  # the budget ended the search: the scorings so far stand
+        stopped = "finished"
+    except OutOfBudget as e:
+        stopped = str(e)  # the budget ended the search: the scorings so far stand
+    except Exception as e:  # agent-opt's own failure ends its search; it is reported
+        stopped = f"crashed: {type(e).__name__}: {e}"
     spent = {"calls": meter.calls, "tokens": meter.tokens}
     top = max((s for s, _ in scored), default=None)
     best = next(t for s, t in scored if s == top) if scored else start
@@ -133,6 +140,7 @@ def main() -> None:
             replies[name] = list(pool.map(lambda t, g=gen: g.generate(
                 {"question": t["question"]}), job["heldout"]))
     print(json.dumps({"best": best, "best_score": top, "entries": len(scored), "spent": spent,
+                      "stopped": stopped,
                       "replies": replies}), flush=True)
 
 
