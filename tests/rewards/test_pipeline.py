@@ -50,8 +50,8 @@ def test_setup_statements_never_qualify() -> None:
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    counts = {"request": 0, "map": 0}
-    request, map_ = CandidateRPC.request, CandidateRPC.map
+    counts = {"request": 0, "map": 0, "ahead": 0}
+    request, map_, ahead = CandidateRPC.request, CandidateRPC.map, CandidateRPC.take_ahead
 
     def counted_request(self, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
         counts["request"] += 1
@@ -61,18 +61,53 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         counts["map"] += 1
         return map_(self, *a, **k)
 
+    def counted_ahead(self):  # noqa: ANN001, ANN202
+        got = ahead(self)
+        counts["ahead"] += len(got)
+        return got
+
     monkeypatch.setattr(CandidateRPC, "request", counted_request)
     monkeypatch.setattr(CandidateRPC, "map", counted_map)
+    monkeypatch.setattr(CandidateRPC, "take_ahead", counted_ahead)
     return counts
 
 
-def test_a_run_of_asserts_costs_one_round_trip(pool: SandboxPool,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_leading_run_of_asserts_goes_out_with_the_job(pool: SandboxPool,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     counts = _counting(monkeypatch)
     tests = "\n".join(f"assert add({i}, 1) == {i + 1}" for i in range(6))
     r = code_tests("def add(a, b):\n    return a + b\n", tests, pool=pool)
     assert (r.score, r.passed) == (1.0, 6)
-    assert counts == {"request": 0, "map": 1}
+    assert counts == {"request": 0, "map": 0, "ahead": 6}  # no round trip of their own
+
+
+def test_a_later_run_of_asserts_costs_one_round_trip(pool: SandboxPool,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = _counting(monkeypatch)
+    tests = "x = 1\n" + "\n".join(f"assert add({i}, x) == {i + 1}" for i in range(6))
+    r = code_tests("def add(a, b):\n    return a + b\n", tests, pool=pool)
+    assert (r.score, r.passed) == (1.0, 6)
+    assert counts == {"request": 0, "map": 1, "ahead": 0}
+
+
+def test_large_arguments_stay_out_of_the_early_request(pool: SandboxPool,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = _counting(monkeypatch)
+    tests = "assert total([1, 2]) == 3\nassert total([]) == 0\n" \
+            "assert total(list(range(50000))) == 1249975000\nassert total([5] * 9000) == 45000\n"
+    r = code_tests("def total(xs):\n    return sum(xs)\n", tests, pool=pool)
+    assert (r.score, r.passed) == (1.0, 4)
+    assert counts == {"request": 0, "map": 1, "ahead": 2}
+
+
+def test_early_replies_for_a_name_that_is_not_a_function_are_dropped(
+        pool: SandboxPool) -> None:
+    tests = "assert f(1) == 1\nassert f(2) == 2\n"
+    r = code_tests("f = 1\n", tests, pool=pool)
+    assert r.passed == 0 and r.status == "wrong"
+    assert all("TypeError" in c["why"] for c in r.details["cases"])  # int is not callable
+    r = code_tests("g = 1\n", tests, pool=pool)
+    assert r.passed == 0 and all("NameError" in c["why"] for c in r.details["cases"])
 
 
 def test_calls_reach_a_stateful_candidate_in_assert_order(pool: SandboxPool) -> None:
