@@ -21,7 +21,6 @@ import atexit
 import builtins
 import ctypes
 import errno
-import gc
 import os
 import resource
 import select
@@ -415,11 +414,6 @@ def main(ctrl_fd: int) -> None:
     ctrl = socket.socket(fileno=ctrl_fd)
     cfg, _ = _wire.recv_msg(ctrl)
     _wire.send_msg(ctrl, {"ready": True, "layers": setup(cfg)})
-    # Everything so far (imports, preloads, the warm-up's caches) moves out of the
-    # collector's reach: a job child's collections then never walk, and so never
-    # copy-on-write, the pages of the objects it inherited (about 120 page faults
-    # fewer per run here, measured with benchmarks/sandbox.py's floor).
-    gc.freeze()
     n = 0
     while True:
         job, fds = _wire.recv_msg(ctrl, with_fds=True)
