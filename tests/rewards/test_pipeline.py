@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+
 import pytest
 
 from tracerl.rewards import code_tests, parse_tests
 from tracerl.rewards.pipeline import pipelined_call
 from tracerl.rewards.remote import CandidateRPC
-from tracerl.sandbox import SandboxPool
+from tracerl.sandbox import SandboxPool, _serve, _wire
 
 
 def _call(line: str, names: frozenset[str] = frozenset({"f", "g"})):
@@ -133,3 +136,35 @@ def test_exceptions_and_wrong_values_are_judged_per_case(pool: SandboxPool) -> N
     r = code_tests(cand, tests, pool=pool)
     assert [c["passed"] for c in r.details["cases"]] == [True, False, False, True]
     assert "ValueError" in r.details["cases"][1]["why"]
+
+
+def _serve_then_set(sock: socket.socket, glb: dict, done: threading.Event) -> None:
+    _serve.serve(sock, glb, load_error=0)
+    done.set()
+
+
+def test_a_last_request_ends_the_child_unless_it_handed_out_a_reference() -> None:
+    def f(x):  # noqa: ANN001, ANN202
+        return x if x else object()
+
+    for args, ends in (([1, 2], True), ([1, 0], False)):
+        parent, child = socket.socketpair()
+        done = threading.Event()
+        t = threading.Thread(target=_serve_then_set, args=(child, {"f": f}, done), daemon=True)
+        t.start()
+        _wire.recv_msg(parent)  # the hello
+        calls = [{"args": _wire.encode((a,)), "kwargs": _wire.encode({})} for a in args]
+        _wire.send_msg(parent, {"op": "map", "target": {"global": "f"}, "calls": calls,
+                                "last": True})
+        replies = [_wire.recv_msg(parent)[0] for _ in args]
+        assert all(r["ok"] for r in replies)
+        assert done.wait(2.0) is ends  # no EOF was sent
+        parent.close()
+        t.join(2.0)
+        child.close()
+
+
+def test_references_returned_by_a_last_request_stay_usable(pool: SandboxPool) -> None:
+    cand = "class L:\n    def __len__(self):\n        return 2\ndef f(x):\n    return L()\n"
+    r = code_tests(cand, "assert len(f(1)) == 2\nassert len(f(2)) == 2\n", pool=pool)
+    assert (r.score, r.passed) == (1.0, 2)

@@ -175,9 +175,11 @@ class CandidateRPC:
         return self.results
 
 
-def map_request(func: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """A pipelined request calling candidate function `func` once per encoded call."""
-    return {"op": "map", "target": {"global": func}, "calls": calls}
+def map_request(func: str, calls: list[dict[str, Any]], last: bool = False) -> dict[str, Any]:
+    """A pipelined request calling candidate function `func` once per encoded call.
+    `last`: no request follows, so the child may end once it has answered (it stays
+    when an answer is a reference the parent could still use)."""
+    return {"op": "map", "target": {"global": func}, "calls": calls, "last": last}
 
 
 def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
