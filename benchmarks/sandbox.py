@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -73,6 +74,38 @@ def naive_verify(c: Candidate, tmpdir: str) -> float:
     proc = subprocess.run([sys.executable, path], capture_output=True, timeout=10)
     os.unlink(path)
     return float(proc.returncode == 0)
+
+
+def cpu_seconds(pool: SandboxPool) -> float:
+    """CPU time spent so far by this process, its reaped children (the naive grader's
+    interpreters) and the pool's worker trees (whose reaped job children are counted
+    in the workers' own totals)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ticks = 0
+    for w in list(pool._idle.queue):
+        if w is not None:
+            for pid in [w.proc.pid] + _descendants(w.proc.pid):
+                ticks += _cpu_ticks(pid)
+    return (own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+            + ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def _descendants(pid: int) -> list[int]:
+    out = []
+    for child in _children(pid):
+        out += [child, *_descendants(child)]
+    return out
+
+
+def _cpu_ticks(pid: int) -> int:
+    """utime + stime + cutime + cstime of a live process, in clock ticks."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def measure(fn: Callable[[Candidate], float | None], cands: list[Candidate], workers: int,
@@ -148,15 +181,22 @@ def main() -> None:
         # shared host hits each about equally (the ratios are the figures that matter).
         runs: dict[str, list[tuple[float, list[float], list[float | None]]]] = {
             "base": [], "ours": [], "fresh": [], "fork": [], "serial": []}
+        cpu = dict.fromkeys(runs, 0.0)  # CPU seconds per item, summed over rounds
+
+        def timed(key: str, fn: Callable[[Candidate], float | None],
+                  items: list[Candidate]) -> None:
+            before = cpu_seconds(pool)
+            runs[key].append(measure(fn, items, args.workers, 1))
+            cpu[key] += (cpu_seconds(pool) - before) / len(items) / args.rounds
+
         for _ in range(args.rounds):
-            runs["base"].append(measure(lambda c: naive_verify(c, tmp), cands, args.workers, 1))
-            runs["ours"].append(measure(ours, cands, args.workers, 1))
+            timed("base", lambda c: naive_verify(c, tmp), cands)
+            timed("ours", ours, cands)
             # The harness before issue 15: every candidate call its own round trip.
             with mock.patch("tracerl.rewards.code.pipelined_call", lambda *a: None):
-                runs["serial"].append(measure(ours, cands, args.workers, 1))
-            runs["fresh"].append(measure(lambda c: _fresh_interpreter(), empty, args.workers, 1))
-            runs["fork"].append(measure(lambda c: float(pool.run_python(c.code).status == "ok"),
-                                        empty, args.workers, 1))
+                timed("serial", ours, cands)
+            timed("fresh", lambda c: _fresh_interpreter(), empty)
+            timed("fork", lambda c: float(pool.run_python(c.code).status == "ok"), empty)
         base_rate, base_lat, base_scores = _merge(runs["base"])
         our_rate, our_lat, our_scores = _merge(runs["ours"])
         serial_rate, serial_lat, _ = _merge(runs["serial"])
@@ -179,6 +219,14 @@ def main() -> None:
           f"({speedup:.2f}x / {floor:.2f}x; issue 15 target >= 0.8); one call a trip: "
           f"{serial_rate / base_rate / floor:.2f}; pipelined / one call a trip: "
           f"{our_rate / serial_rate:.2f}x")
+    ms = {k: v * 1e3 for k, v in cpu.items()}
+    print(f"CPU ms per item (this process + its children + the pool's workers): naive "
+          f"{ms['base']:.2f}, code_tests {ms['ours']:.2f}, one call a trip {ms['serial']:.2f}, "
+          f"fresh interpreter {ms['fresh']:.2f}, empty program in the pool {ms['fork']:.2f}")
+    cpu_floor = cpu["fresh"] / cpu["fork"]
+    print(f"by CPU time: code_tests at {cpu['base'] / cpu['ours'] / cpu_floor:.2f} of the "
+          f"floor's ratio ({cpu['base'] / cpu['ours']:.2f}x / {cpu_floor:.2f}x); one call a "
+          f"trip: {cpu['base'] / cpu['serial'] / cpu_floor:.2f}")
 
 
 def _merge(runs: list[tuple[float, list[float], list[float | None]]]

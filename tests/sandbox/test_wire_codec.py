@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -57,13 +58,33 @@ def test_too_deep_nesting_is_rejected() -> None:
 
 
 def test_flat_containers_keep_exact_types_on_the_fast_path() -> None:
-    values = [list(range(1000)), tuple("abc"), {1.5, 2.5}, frozenset({"x"}), [True, None, 0.0]]
+    values = [list(range(100)), tuple("abc"), {1.5, 2.5}, frozenset({"x"}), [True, None, 0.0],
+              [True] * 1000, [1] * 999 + [True], [2**64] * 1000, ["a"] * 1000]
     for value in values:
         encoded = _wire.encode(value)
         assert list(encoded.values())[0] == list(value)  # untagged items: the fast path
         back = _wire.decode(_wire.encode(value))
         assert back == value and type(back) is type(value)
         assert [type(v) for v in back] == [type(v) for v in value]
+
+
+@pytest.mark.parametrize("value", [
+    list(range(-500, 500)), tuple(range(2**62, 2**62 + 300)), set(range(1000)),
+    frozenset(range(300)), [0.1 * i for i in range(300)] + [float("nan"), -0.0, float("inf")],
+])
+def test_long_runs_of_ints_or_floats_travel_packed_and_exact(value: object) -> None:
+    encoded = _wire.encode(value)
+    (tag, payload), = encoded.items()
+    assert tag.endswith("#") and type(payload) is str
+    back = _wire.decode(json.loads(json.dumps(encoded)))
+    assert type(back) is type(value) and [type(v) for v in back] == [type(v) for v in value]
+    assert repr(sorted(back, key=repr)) == repr(sorted(value, key=repr))  # NaN and -0.0 too
+
+
+@pytest.mark.parametrize("payload", [5, "", "x", "qAAA", "zAAAAAAAAAAA=", ["q"]])
+def test_malformed_packed_payloads_are_rejected(payload: object) -> None:
+    with pytest.raises(_wire.WireError):
+        _wire.decode({"l#": payload})
 
 
 def test_a_subclass_inside_a_list_still_travels_as_a_reference() -> None:

@@ -20,6 +20,7 @@ marks to `os._exit(0)`. Here nothing the candidate can forge is believed:
 from __future__ import annotations
 
 import builtins
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
@@ -28,12 +29,22 @@ from typing import Any
 from tracerl.rewards.base import RewardResult
 from tracerl.rewards.extract import extract_code
 from tracerl.rewards.pipeline import SLOT, PipelinedCall, pipelined_call
-from tracerl.rewards.remote import CandidateCrashed, CandidateRPC, Outcome, RemoteObject
+from tracerl.rewards.remote import (
+    CandidateCrashed,
+    CandidateRPC,
+    Outcome,
+    RemoteObject,
+    encode_call,
+    map_request,
+)
 from tracerl.rewards.testspec import IOCase, SourceCase, TestPlan, parse_tests
-from tracerl.sandbox import ExecResult, Limits, SandboxPool, _wire, default_pool
+from tracerl.sandbox import ExecResult, Limits, SandboxPool, default_pool
 from tracerl.types import Trajectory
 
 MAX_SESSION_S = 600.0
+AHEAD_MAX_BYTES = 32 * 1024
+"""The largest first request sent with the job, before the candidate has loaded: it
+must fit in the socket's buffer so that sending it never waits on the candidate."""
 
 
 def code_tests(
@@ -95,8 +106,9 @@ def _run_source(candidate: str, plan: TestPlan, pool: SandboxPool, timeout_s: fl
     session_s = min(MAX_SESSION_S, timeout_s * (plan.total + 2))
     rpc = CandidateRPC(pool, candidate, Limits(timeout_s=session_s, memory_mb=memory_mb),
                        call_timeout_s=timeout_s)
+    head, ahead = _ahead(plan)
     try:
-        loaded = rpc.start()
+        loaded = rpc.start(ahead, len(ahead["calls"]) if ahead else 0)
         names = rpc.names() if loaded else {}
     except CandidateCrashed:
         loaded, names = False, {}
@@ -107,8 +119,9 @@ def _run_source(candidate: str, plan: TestPlan, pool: SandboxPool, timeout_s: fl
         return RewardResult(0.0, "error", 0, plan.total,
                             {"error": "candidate did not load", "stderr": _stderr(results)})
     namespace = _namespace(names, plan)
+    early = _take_ahead(head, namespace, rpc)
     passed, report = 0, []
-    for case, ok, why in _run_cases(plan, namespace, rpc):
+    for case, ok, why in _run_cases(plan, namespace, rpc, early):
         if not case.setup:
             passed += ok
             report.append({"case": case.name, "passed": ok, "why": why})
@@ -129,12 +142,78 @@ def _namespace(names: dict[str, Any], plan: TestPlan) -> dict[str, Any]:
     return ns
 
 
-def _run_cases(plan: TestPlan, namespace: dict[str, Any],
-               rpc: CandidateRPC) -> Iterator[tuple[SourceCase, bool, str]]:
+def _ahead(plan: TestPlan) -> tuple[list[PipelinedCall | None], dict[str, Any] | None]:
+    """The calls of the plan's leading run of pipelined asserts on one function, as the
+    request that goes out with the job (no round trip of its own), and per leading case
+    its PipelinedCall, None where its arguments did not evaluate (that case runs alone).
+
+    Nothing about the candidate is known yet: the arguments are evaluated without its
+    names, which is what `_prefetch` would give them (`pipelined_call` admits no
+    candidate name in an argument), and no setup case can come before the first case.
+    If the name turns out not to be a callable of the candidate, the replies are read
+    and dropped (such a call has no effect: the child cannot call a plain value or a
+    missing name) and the cases run one by one, as without this request."""
+    head: list[PipelinedCall | None] = []
+    calls: list[dict[str, Any]] = []
+    size, func = 0, ""
+    bare: dict[str, Any] = {"__builtins__": builtins, "__name__": "__tests__"}
+    for case in plan.source:
+        call = pipelined_call(case, plan.free_names)
+        if call is None or (func and call.func != func):
+            break
+        func = call.func
+        try:
+            args, kwargs = eval(call.arguments, dict(bare))
+            encoded = encode_call(args, kwargs)
+        except Exception:
+            if not calls:
+                break
+            head.append(None)
+            continue
+        size += len(json.dumps(encoded))
+        if size > AHEAD_MAX_BYTES:  # the rest of the run goes in the first `_prefetch`
+            break
+        head.append(call)
+        calls.append(encoded)
+    while head and head[-1] is None:
+        head.pop()
+    if not calls:
+        return [], None
+    # When these are all the plan's cases, nothing follows them: the child may exit
+    # while the parent compares, instead of waiting for the parent's EOF.
+    return head, map_request(func, calls, last=len(head) == len(plan.source))
+
+
+def _take_ahead(head: list[PipelinedCall | None], namespace: dict[str, Any],
+                rpc: CandidateRPC) -> list[Outcome | None]:
+    """The outcomes of the request sent with the job, one per leading case (None for a
+    case that runs alone); empty when the function is not a callable of the candidate."""
+    got = rpc.take_ahead() if head else []
+    func = next((c.func for c in head if c), None)
+    if func is None or not isinstance(namespace.get(func), RemoteObject):
+        return []
+    out: list[Outcome | None] = []
+    replies = iter(got)
+    for call in head:
+        out.append(next(replies, None) if call is not None else None)
+    return out
+
+
+def _run_cases(plan: TestPlan, namespace: dict[str, Any], rpc: CandidateRPC,
+               early: list[Outcome | None]) -> Iterator[tuple[SourceCase, bool, str]]:
     """Every case in order; runs of independent asserts get their candidate calls in one
-    pipelined round trip first (tracerl.rewards.pipeline), the rest one call at a time."""
+    pipelined round trip first (tracerl.rewards.pipeline), the rest one call at a time.
+    `early` holds the outcomes of the leading cases' calls, made with the job."""
     callables = frozenset(n for n, v in namespace.items() if isinstance(v, RemoteObject))
     cases, i = plan.source, 0
+    for case, outcome in zip(cases, early, strict=False):
+        if outcome is None:
+            yield case, *_run_case(case, namespace)
+        else:
+            call = pipelined_call(case, plan.free_names)
+            assert call is not None
+            yield case, *_run_case(case, {**namespace, SLOT: outcome}, call.check)
+        i += 1
     while i < len(cases):
         run: list[tuple[SourceCase, PipelinedCall]] = []
         while i + len(run) < len(cases):
@@ -171,11 +250,10 @@ def _prefetch(run: list[tuple[SourceCase, PipelinedCall]], namespace: dict[str, 
         for k in range(start, end):
             try:  # arguments that fail to evaluate or encode fail in the case itself
                 args, kwargs = eval(run[k][1].arguments, namespace)
-                _wire.encode((args, kwargs))
+                calls.append(encode_call(args, kwargs))
             except Exception:
                 continue
             sent.append(k)
-            calls.append((args, kwargs))
         try:
             got = rpc.map(func, calls) if calls else []
         except CandidateCrashed:  # too many restarts: the cases fail one by one

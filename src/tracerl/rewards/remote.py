@@ -71,6 +71,7 @@ class CandidateRPC:
         self.sessions_started = 0
         self.crashes = 0
         self.results: list[Any] = []
+        self._ahead = 0
 
     def _live(self) -> Session:
         if self.session is not None and self.session.alive:
@@ -85,9 +86,15 @@ class CandidateRPC:
         self.session = Session(self.pool, self.code, self.limits, self.call_timeout_s)
         return self.session
 
-    def start(self) -> bool:
-        """Start the first session; False if the candidate did not load."""
-        return self._live().loaded
+    def start(self, ahead: dict[str, Any] | None = None, replies: int = 0) -> bool:
+        """Start the first session; False if the candidate did not load. `ahead` (a
+        `map_request` expecting `replies` replies) goes out with the job, before the
+        candidate has even loaded; `take_ahead` reads its answers."""
+        self._ahead = replies if ahead is not None else 0
+        self.sessions_started += 1
+        self.generation += 1
+        self.session = Session(self.pool, self.code, self.limits, self.call_timeout_s, ahead)
+        return self.session.loaded
 
     def request(self, msg: dict[str, Any], generation: int | None = None) -> Any:
         session = self._live()
@@ -98,17 +105,27 @@ class CandidateRPC:
             raise CandidateCrashed("candidate process died or timed out")
         return self._value(reply)
 
-    def map(self, func: str, calls: list[tuple[tuple[Any, ...], dict[str, Any]]]
-            ) -> list[Outcome]:
-        """Call candidate function `func` once per (args, kwargs), in order, in one
-        pipelined request. Returns one Outcome per call that was answered, and a crash
-        outcome for the call that hung or killed the process, where it stops (the calls
-        after it were never made; the next request starts a fresh session)."""
+    def map(self, func: str, calls: list[dict[str, Any]]) -> list[Outcome]:
+        """Call candidate function `func` once per encoded call (`map_request`'s), in
+        order, in one pipelined request. Returns one Outcome per call that was answered,
+        and a crash outcome for the call that hung or killed the process, where it stops
+        (the calls after it were never made; the next request starts a fresh session)."""
         session = self._live()
-        wire = [{"args": _arg(self, args), "kwargs": _arg(self, kwargs)} for args, kwargs in calls]
+        msg = map_request(func, calls)
+        return self._outcomes(session.stream(msg, len(calls), self.call_timeout_s))
+
+    def take_ahead(self) -> list[Outcome]:
+        """The outcomes of the request sent with the first session (`start(ahead=...)`),
+        read now; empty when none was sent or that session ended before answering."""
+        session, n = self.session, self._ahead
+        self._ahead = 0
+        if session is None or n == 0 or self.generation != 1:
+            return []
+        return self._outcomes(session.stream(None, n, self.call_timeout_s))
+
+    def _outcomes(self, replies: Iterator[dict[str, Any] | None]) -> list[Outcome]:
         out: list[Outcome] = []
-        msg = {"op": "map", "target": {"global": func}, "calls": wire}
-        for reply in session.stream(msg, len(wire), self.call_timeout_s):
+        for reply in replies:
             if reply is None:
                 out.append(Outcome(None, CandidateCrashed("candidate process died or timed out")))
                 break
@@ -156,6 +173,18 @@ class CandidateRPC:
             self.results.append(self.session.close())
             self.session = None
         return self.results
+
+
+def map_request(func: str, calls: list[dict[str, Any]], last: bool = False) -> dict[str, Any]:
+    """A pipelined request calling candidate function `func` once per encoded call.
+    `last`: no request follows, so the child may end once it has answered (it stays
+    when an answer is a reference the parent could still use)."""
+    return {"op": "map", "target": {"global": func}, "calls": calls, "last": last}
+
+
+def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """One call of a pipelined request: plain values only (WireError otherwise)."""
+    return {"args": _wire.encode(args), "kwargs": _wire.encode(kwargs)}
 
 
 def _arg(rpc: CandidateRPC, value: Any) -> Any:

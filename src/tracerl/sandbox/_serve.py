@@ -13,7 +13,9 @@ repr, bool. Replies: {"ok": true, "value": ENCODED} or {"ok": false, "exc": TYPE
 One request is pipelined: {"op": "map", "target": ..., "calls": [{"args": ENCODED,
 "kwargs": ENCODED}, ...]} calls the target once per entry, in order, and sends one
 reply per call as soon as it returns. The parent reads each with its own deadline, so a
-call that hangs is still caught alone, while n calls cost one round trip, not n.
+call that hangs is still caught alone, while n calls cost one round trip, not n. A map
+with "last": true ends the serve loop once answered, unless an answer handed out a
+reference (the parent has nothing else to ask, so the child need not wait for EOF).
 """
 
 from __future__ import annotations
@@ -97,17 +99,21 @@ def _answer(req: dict, glb: dict, refs: _Refs) -> dict:
         return {"ok": False, "exc": type(exc).__name__, "msg": str(exc)[:2000]}
 
 
-def _map(req: dict, glb: dict, refs: _Refs, sock: socket.socket) -> None:
-    """Answer a pipelined `map` request: one reply per call, sent as each returns."""
+def _map(req: dict, glb: dict, refs: _Refs, sock: socket.socket) -> bool:
+    """Answer a pipelined `map` request: one reply per call, sent as each returns.
+    True when the request was marked `last` and no answer handed out a reference: the
+    parent then has nothing left to ask, and the child can end without waiting for EOF."""
     calls = req.get("calls")
     if type(calls) is not list:
         _wire.send_msg(sock, {"ok": False, "exc": "ValueError", "msg": "map needs calls"})
-        return
+        return False
+    held = len(refs.objects)
     for call in calls:
         one = {"op": "call", "target": req.get("target")}
         if type(call) is dict:
             one.update(args=call.get("args", {"t": []}), kwargs=call.get("kwargs", {"d": []}))
         _wire.send_msg(sock, _answer(one, glb, refs))
+    return req.get("last") is True and len(refs.objects) == held
 
 
 def serve(sock: socket.socket, glb: dict, *, load_error: int) -> None:
@@ -123,6 +129,7 @@ def serve(sock: socket.socket, glb: dict, *, load_error: int) -> None:
         if req is None:
             return
         if type(req) is dict and req.get("op") == "map":
-            _map(req, glb, refs, sock)
+            if _map(req, glb, refs, sock):
+                return
         else:
             _wire.send_msg(sock, _answer(req, glb, refs))

@@ -23,7 +23,8 @@ class Session:
     """Interactive counterpart of `run_python`; use as a context manager."""
 
     def __init__(self, pool: SandboxPool, code: str, limits: Limits,
-                 load_timeout_s: float | None = None) -> None:
+                 load_timeout_s: float | None = None,
+                 ahead: dict[str, Any] | None = None) -> None:
         self.limits = limits
         self._pool = pool
         self._sock, child = socket.socketpair()
@@ -34,6 +35,8 @@ class Session:
             child.close()  # the worker holds its own copy now; EOF must reach us
         self._result: ExecResult | None = None
         self.alive = self._run.failed is None
+        if ahead is not None and self.alive:  # queued behind the load: no round trip
+            self._send(ahead, load_timeout_s or limits.timeout_s)
         hello = self._recv(load_timeout_s or limits.timeout_s) if self.alive else None
         self.hello: dict[str, Any] = hello or {}
         """The child's first message: {"loaded": bool, ...} (untrusted, like every reply)."""
@@ -56,31 +59,28 @@ class Session:
             self._run.worker.request_kill(self._run.job["id"])
         self.alive = False
 
-    def request(self, msg: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
-        """One request/reply; None when the child died, hung or broke the protocol."""
-        if not self.alive:
-            return None
+    def _send(self, msg: dict[str, Any], timeout_s: float) -> bool:
         try:
             self._sock.settimeout(timeout_s)
             _wire.send_msg(self._sock, msg)
+            return True
         except OSError:
             self._fail()
+            return False
+
+    def request(self, msg: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
+        """One request/reply; None when the child died, hung or broke the protocol."""
+        if not self.alive or not self._send(msg, timeout_s):
             return None
         return self._recv(timeout_s)
 
-    def stream(self, msg: dict[str, Any], replies: int,
+    def stream(self, msg: dict[str, Any] | None, replies: int,
                timeout_s: float) -> Iterator[dict[str, Any] | None]:
         """Send one pipelined request and yield its `replies` replies as they arrive,
         each within its own `timeout_s`. A None means the child died, hung or broke the
-        protocol on that reply; it is the last thing yielded (the child is killed)."""
-        if not self.alive:
-            yield None
-            return
-        try:
-            self._sock.settimeout(timeout_s)
-            _wire.send_msg(self._sock, msg)
-        except OSError:
-            self._fail()
+        protocol on that reply; it is the last thing yielded (the child is killed).
+        With `msg` None, read the replies of the request sent at start (`ahead`)."""
+        if not self.alive or (msg is not None and not self._send(msg, timeout_s)):
             yield None
             return
         for _ in range(replies):
