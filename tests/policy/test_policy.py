@@ -59,7 +59,7 @@ def test_a_group_of_identical_contexts_is_prefilled_once_and_sampled_apart(tiny_
     first, second = _contexts(tiny_policy, 2)
     contexts = [first] * 4 + [second] * 3 + [first]
     calls = []
-    hook = tiny_policy.model.register_forward_pre_hook(
+    hook = tiny_policy.model.get_decoder().register_forward_pre_hook(
         lambda _m, _a, kw: calls.append(kw["input_ids"].shape), with_kwargs=True)
     try:
         samples = sampler.generate(contexts, SamplingParams(
@@ -143,7 +143,7 @@ def test_rows_sharing_a_prompt_sample_as_if_prefilled_alone(tiny_policy):
     params = SamplingParams(temperature=0.0, max_new_tokens=10)
     sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id)
     calls = []
-    hook = tiny_policy.model.register_forward_pre_hook(
+    hook = tiny_policy.model.get_decoder().register_forward_pre_hook(
         lambda _m, _a, kw: calls.append(kw["input_ids"].shape), with_kwargs=True)
     try:
         together = sampler.generate(contexts, params)
@@ -157,3 +157,24 @@ def test_rows_sharing_a_prompt_sample_as_if_prefilled_alone(tiny_policy):
         assert s.ids == alone.ids
         torch.testing.assert_close(torch.tensor(s.logprobs), torch.tensor(alone.logprobs),
                                    atol=1e-4, rtol=0)
+
+
+def test_a_lora_prefill_projects_only_the_last_positions(lora_policy):
+    """With an adapter the prefill runs the decoder, then the output layer on each row's
+    last hidden state alone (a whole-model call with logits_to_keep made peft copy the
+    output weight once per row), and the log-probs are a full forward pass's."""
+    contexts = _contexts(lora_policy, 3)
+    shapes = []
+    head = lora_policy.model.get_output_embeddings()
+    hook = head.register_forward_pre_hook(lambda _m, args: shapes.append(tuple(args[0].shape)))
+    try:
+        samples = TransformersSampler(lora_policy.model, lora_policy.pad_id, seed=0).generate(
+            contexts, SamplingParams(max_new_tokens=4))
+    finally:
+        hook.remove()
+    assert shapes[0] == (3, head.in_features)
+    for ctx, s in zip(contexts, samples, strict=True):
+        with torch.no_grad():
+            logits = lora_policy.model(torch.tensor([ctx + s.ids])).logits[0, len(ctx) - 1:-1]
+        ref = torch.log_softmax(logits, -1).gather(-1, torch.tensor(s.ids)[:, None]).squeeze(-1)
+        assert torch.allclose(ref, torch.tensor(s.logprobs), atol=1e-4)
