@@ -104,11 +104,35 @@ def test_template_that_rewrites_history_is_refused(chat_tokenizer, name):
                                                    Message("assistant", "hello")], final=True)
 
 
+class OpeningSampler:
+    """Opens a tool call on even rows and answers on odd ones, cut at each row's budget."""
+
+    def __init__(self, tokenizer) -> None:
+        self.call = tokenizer.encode('<tool_call>{"name": "calculator"', add_special_tokens=False)
+        self.answer = tokenizer.encode("7<|im_end|>", add_special_tokens=False)
+
+    def generate(self, contexts, params, budgets=None):
+        budgets = budgets or [params.max_new_tokens] * len(contexts)
+        out = []
+        for row, budget in enumerate(budgets):
+            ids = self.call if row % 2 == 0 else self.answer
+            finish = "length" if len(ids) > budget else "stop"
+            out.append(Sample(ids[:budget], [0.0] * min(len(ids), budget), finish))
+        return out
+
+
 def test_truncation_is_recorded(tiny_policy):
     fam = CalcFamily(calls=1)
+    cfg = {"group_size": 4, "max_turns": 1, "max_turn_tokens": 4, "max_response_tokens": 4}
     sampler = TransformersSampler(tiny_policy.model, tiny_policy.pad_id, seed=3,
                                   tokenizer=tiny_policy.tokenizer)
-    trajs = _run(tiny_policy, sampler, fam, fam.tasks("train", 2, 0), group_size=4,
-                 max_turns=1, max_turn_tokens=4, max_response_tokens=4)
-    assert all(t.num_action_tokens <= 4 for t in trajs)
-    assert any(t.status is Status.TRUNCATED for t in trajs)
+    trajs = _run(tiny_policy, sampler, fam, fam.tasks("train", 2, 0), **cfg)
+    assert all(t.num_action_tokens <= 4 for t in trajs)  # the real sampler keeps the budget
+    # a tool call the budget cuts leaves the episode unfinished; an answer finishes it
+    trajs = _run(tiny_policy, OpeningSampler(tiny_policy.tokenizer), fam,
+                 fam.tasks("train", 2, 0), **cfg)
+    assert {t.status for t in trajs} == {Status.TRUNCATED, Status.DONE}
+    for t in trajs:
+        opened = t.turns[0].action_ids[0] == OpeningSampler(tiny_policy.tokenizer).call[0]
+        assert t.status is (Status.TRUNCATED if opened else Status.DONE)
+        assert t.num_action_tokens <= 4

@@ -27,8 +27,10 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
-from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers.cache_utils import Cache
 
+from tracerl.policy.kv_cache import growing_cache
 from tracerl.policy.prefix import plan_prefixes
 from tracerl.policy.sampling import Sample, SamplingParams
 from tracerl.policy.weights import load_named
@@ -56,8 +58,25 @@ def _choose(logits: torch.Tensor, p: SamplingParams, gen: torch.Generator | None
         keep = (cum - sorted_p) < p.top_p  # always keeps the most likely token
         sorted_p = sorted_p * keep
         probs = torch.zeros_like(probs).scatter(-1, order, sorted_p)
-    tokens = torch.multinomial(probs, 1, generator=gen).squeeze(-1)  # (B,)
+    tokens = draw(probs, gen)
     return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1), entropy
+
+
+def draw(probs: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
+    """One token per row of `probs` (B, V), unnormalised weights >= 0, by inverting the
+    cumulative distribution at one uniform draw per row. `torch.multinomial` draws an
+    exponential variate for every entry instead: 43 ms against 1.6 ms for 32 rows of a
+    49,152-token vocabulary here."""
+    cum = probs.double().cumsum(-1)  # (B, V); float64 so rare tokens keep their share
+    u = torch.rand((probs.shape[0], 1), generator=gen, dtype=torch.float64)
+    tokens = torch.searchsorted(cum, u * cum[:, -1:], right=True)  # first cum > u * total
+    tokens = tokens.clamp_(max=probs.shape[-1] - 1)
+    # Rounding can land u * total on the total itself: take the row's likeliest token
+    # rather than a trailing token of weight 0.
+    zero = probs.gather(-1, tokens) <= 0
+    if bool(zero.any()):
+        tokens = torch.where(zero, probs.argmax(-1, keepdim=True), tokens)
+    return tokens.squeeze(-1)  # (B,)
 
 
 def _left_pad(contexts: list[list[int]], pad_id: int, device: torch.device
@@ -196,7 +215,7 @@ class TransformersSampler:
                 s.finish = "stop"
         return hit
 
-    def _prefill(self, contexts: list[list[int]], cache: DynamicCache, device: torch.device
+    def _prefill(self, contexts: list[list[int]], cache: Cache, device: torch.device
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Fill `cache` with the contexts; the last position's logits (B, V), the
         attention mask (B, T) and position ids (B, T) the decoding continues from.
@@ -223,7 +242,7 @@ class TransformersSampler:
         return self._run(sids, mask, positions, cache), mask, positions
 
     def _run(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
-             cache: DynamicCache, logits: bool = True) -> torch.Tensor:
+             cache: Cache, logits: bool = True) -> torch.Tensor:
         """A prefill pass into `cache`; the last position's logits (B, V) (an empty
         tensor with `logits=False`).
 
@@ -250,7 +269,7 @@ class TransformersSampler:
             if stop_text is None:
                 stop_text = StopText(self.tokenizer, params.stop_strings)
                 self._stop_text[params.stop_strings] = stop_text
-        cache = DynamicCache()
+        cache = growing_cache(spare=max(budgets) + 1)
         logits, mask, positions = self._prefill(contexts, cache, device)
         samples = [Sample([], [], "length", 0.0) for _ in contexts]
         batch = list(range(len(contexts)))  # batch row r holds sample batch[r]; -1: done
