@@ -32,6 +32,7 @@ from unittest import mock
 
 from tracerl.envs.code import CodeProblem, load_problems
 from tracerl.rewards import code_tests
+from tracerl.rewards.prepared import PreparedPlan
 from tracerl.sandbox import SandboxPool
 
 
@@ -193,7 +194,7 @@ def main() -> None:
             timed("base", lambda c: naive_verify(c, tmp), cands)
             timed("ours", ours, cands)
             # The harness before issue 15: every candidate call its own round trip.
-            with mock.patch("tracerl.rewards.code.pipelined_call", lambda *a: None):
+            with mock.patch("tracerl.rewards.code.prepare", PreparedPlan.one_call_a_trip):
                 timed("serial", ours, cands)
             timed("fresh", lambda c: _fresh_interpreter(), empty)
             timed("fork", lambda c: float(pool.run_python(c.code).status == "ok"), empty)

@@ -31,8 +31,9 @@ class WireError(Exception):
 
 
 def send_msg(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> None:
-    """Send one length-prefixed JSON message, optionally carrying file descriptors."""
-    data = json.dumps(obj, separators=(",", ":")).encode()
+    """Send one length-prefixed JSON message, optionally carrying file descriptors.
+    `obj` as bytes is taken as already JSON-encoded (a message built once, sent often)."""
+    data = obj if type(obj) is bytes else json.dumps(obj, separators=(",", ":")).encode()
     if len(data) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
     frame = _HEADER.pack(len(data)) + data

@@ -24,7 +24,7 @@ class Session:
 
     def __init__(self, pool: SandboxPool, code: str, limits: Limits,
                  load_timeout_s: float | None = None,
-                 ahead: dict[str, Any] | None = None) -> None:
+                 ahead: dict[str, Any] | bytes | None = None) -> None:
         self.limits = limits
         self._pool = pool
         self._sock, child = socket.socketpair()
@@ -59,7 +59,8 @@ class Session:
             self._run.worker.request_kill(self._run.job["id"])
         self.alive = False
 
-    def _send(self, msg: dict[str, Any], timeout_s: float) -> bool:
+    def _send(self, msg: dict[str, Any] | bytes, timeout_s: float) -> bool:
+        """Send `msg` (a message, or one already JSON-encoded: see _wire.send_msg)."""
         try:
             self._sock.settimeout(timeout_s)
             _wire.send_msg(self._sock, msg)
@@ -74,7 +75,7 @@ class Session:
             return None
         return self._recv(timeout_s)
 
-    def stream(self, msg: dict[str, Any] | None, replies: int,
+    def stream(self, msg: dict[str, Any] | bytes | None, replies: int,
                timeout_s: float) -> Iterator[dict[str, Any] | None]:
         """Send one pipelined request and yield its `replies` replies as they arrive,
         each within its own `timeout_s`. A None means the child died, hung or broke the
