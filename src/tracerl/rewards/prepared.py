@@ -42,8 +42,8 @@ class PreparedPlan:
 
     calls: tuple[PipelinedCall | None, ...]
     """Per case of the plan: its pipelined form, or None when it runs on its own."""
-    encoded: tuple[str | None, ...]
-    """Per case: its call encoded (`encode_call`'s text) when the arguments are constant."""
+    encoded: tuple[bytes | None, ...]
+    """Per case: its call encoded (`encode_call`'s) when the arguments are constant."""
     ahead: bytes | None = None
     """The request for the plan's leading run of constant calls, sent with the job."""
     head: int = 0
@@ -61,13 +61,13 @@ def prepare(plan: TestPlan) -> PreparedPlan:
     that goes out with the job: the plan's leading run of constant calls of one
     function, when nothing precedes it (a setup case or a non-constant call ends it)."""
     calls = tuple(pipelined_call(case, plan.free_names) for case in plan.source)
-    encoded: list[str | None] = []
+    encoded: list[bytes | None] = []
     size = 0
     for call in calls:
         text = _constant(call, plan.bound_names)
         if text is not None and size + len(text) > CONSTANT_MAX_BYTES:
             text = None
-        size += len(text or "")
+        size += len(text or b"")
         encoded.append(text)
     head, size = 0, 0
     first = calls[0] if calls else None
@@ -88,7 +88,7 @@ def prepare(plan: TestPlan) -> PreparedPlan:
     return PreparedPlan(calls, tuple(encoded), ahead, head)
 
 
-def _constant(call: PipelinedCall | None, bound: frozenset[str]) -> str | None:
+def _constant(call: PipelinedCall | None, bound: frozenset[str]) -> bytes | None:
     """The encoded call when its arguments are constant and encode, else None."""
     if call is None:
         return None

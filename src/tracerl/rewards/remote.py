@@ -106,7 +106,7 @@ class CandidateRPC:
             raise CandidateCrashed("candidate process died or timed out")
         return self._value(reply)
 
-    def map(self, func: str, calls: list[str]) -> list[Outcome]:
+    def map(self, func: str, calls: list[bytes]) -> list[Outcome]:
         """Call candidate function `func` once per encoded call (`map_request`'s), in
         order, in one pipelined request. Returns one Outcome per call that was answered,
         and a crash outcome for the call that hung or killed the process, where it stops
@@ -176,21 +176,22 @@ class CandidateRPC:
         return self.results
 
 
-def map_request(func: str, calls: list[str], last: bool = False) -> bytes:
+def map_request(func: str, calls: list[bytes], last: bool = False) -> bytes:
     """A pipelined request calling candidate function `func` once per encoded call
-    (`encode_call`'s text), as the JSON message that goes on the wire. `last`: no
-    request follows, so the child may end once it has answered (it stays when an answer
-    is a reference the parent could still use)."""
+    (`encode_call`'s), as the JSON message that goes on the wire. `last`: no request
+    follows, so the child may end once it has answered (it stays when an answer is a
+    reference the parent could still use)."""
     head = json.dumps({"op": "map", "target": {"global": func}, "last": last},
-                      separators=(",", ":"))
-    return (head[:-1] + ',"calls":[' + ",".join(calls) + "]}").encode()
+                      separators=(",", ":")).encode()
+    return b"".join((head[:-1], b',"calls":[', b",".join(calls), b"]}"))
 
 
-def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """One call of a pipelined request, as JSON text: plain values only (WireError
-    otherwise). Text, so that a call whose arguments the tests fix is encoded once."""
+def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
+    """One call of a pipelined request, JSON-encoded: plain values only (WireError
+    otherwise). Already encoded, so that a call whose arguments the tests fix is
+    encoded once (tracerl.rewards.prepared)."""
     return json.dumps({"args": _wire.encode(args), "kwargs": _wire.encode(kwargs)},
-                      separators=(",", ":"))
+                      separators=(",", ":")).encode()
 
 
 def _arg(rpc: CandidateRPC, value: Any) -> Any:

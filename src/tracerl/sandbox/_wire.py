@@ -14,6 +14,7 @@ on the encoder side (`type(v) is int`, never isinstance) so an int subclass whos
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import socket
 import struct
@@ -23,6 +24,7 @@ from typing import Any
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 200
+BIG_MESSAGE = 1 << 16
 _HEADER = struct.Struct("!I")
 
 
@@ -36,7 +38,12 @@ def send_msg(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> Non
     data = obj if type(obj) is bytes else json.dumps(obj, separators=(",", ":")).encode()
     if len(data) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
-    frame = _HEADER.pack(len(data)) + data
+    header = _HEADER.pack(len(data))
+    if len(data) > BIG_MESSAGE and not fds:  # two sends cost less than copying it
+        sock.sendall(header)
+        sock.sendall(data)
+        return
+    frame = header + data
     if fds:
         sent = socket.send_fds(sock, [frame[:1]], fds)
         frame = frame[sent:]
@@ -171,7 +178,9 @@ def _unpack(payload: Any) -> list[Any]:
     """The items of a packed container: a list of exact ints or floats."""
     if type(payload) is not str or payload[:1] not in ("q", "d"):
         raise TypeError("packed payload must be a str starting with 'q' or 'd'")
-    raw = base64.b64decode(payload[1:])  # any bytes are valid items: no need to validate
+    # Strict: our encoder writes canonical base64, and the strict decoder is about twice
+    # as fast on a 10^5-item list (issue 15). Any bytes are valid items.
+    raw = binascii.a2b_base64(payload[1:], strict_mode=True)
     if len(raw) % 8:
         raise ValueError(f"packed payload of {len(raw)} bytes is not whole items")
     items = array(payload[0])
