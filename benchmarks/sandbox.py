@@ -57,12 +57,12 @@ def naive_verify(c: Candidate, tmpdir: str) -> float:
     """The grader everyone writes first: append tests, run, trust the exit code."""
     p = c.problem
     if p.io is not None:
-        ok = True
-        for case in p.io:
+        for case in p.io:  # stops at the first failing case, as code_tests(partial=False)
             proc = subprocess.run([sys.executable, "-c", c.code], input=case.stdin,
                                   capture_output=True, text=True, timeout=10)
-            ok = ok and proc.returncode == 0 and proc.stdout.strip() == case.stdout.strip()
-        return float(ok)
+            if proc.returncode != 0 or proc.stdout.strip() != case.stdout.strip():
+                return 0.0
+        return 1.0
     tests = p.tests if isinstance(p.tests, str) else "\n".join(p.tests or ())
     if p.entry_point and "def check(" in tests:
         tests += f"\ncheck({p.entry_point})\n"

@@ -56,8 +56,11 @@ def code_tests(
     """Score `candidate` source code on hidden `tests` (see tracerl.rewards.testspec).
 
     `timeout_s` bounds each test case (and each input/output run). With `partial` the
-    score is passed/total, else 1.0 only when every case passes. Returns score None
-    with status "infra_error" when the sandbox could not judge.
+    score is passed/total and every case runs. Without it the score is 1.0 only when
+    every case passes, and the run stops at the first failing case, as a test file
+    would (its score is 0 by then): `passed` then counts the cases that passed before
+    it, `details["ran"]` how many ran (always reported; equal to `total` when all ran).
+    Returns score None with status "infra_error" when the sandbox could not judge.
     """
     if not isinstance(candidate, str):
         raise TypeError(f"candidate must be str source code, got {type(candidate).__name__}")
@@ -72,7 +75,8 @@ def _score(passed: int, total: int, partial: bool, cases: list[dict[str, Any]],
            extra: dict[str, Any] | None = None) -> RewardResult:
     score = passed / total if partial else float(passed == total)
     status = "ok" if passed == total else "wrong"
-    return RewardResult(score, status, passed, total, {"cases": cases, **(extra or {})})
+    return RewardResult(score, status, passed, total,
+                        {"cases": cases, "ran": len(cases), **(extra or {})})
 
 
 def _infra(total: int, why: str) -> RewardResult:
@@ -94,6 +98,8 @@ def _run_io(candidate: str, cases: tuple[IOCase, ...], pool: SandboxPool, timeou
         ok = res.status == "ok" and _normalise(res.stdout) == _normalise(case.stdout)
         passed += ok
         report.append({"case": i, "passed": ok, "status": res.status})
+        if not ok and not partial:  # all or nothing: the score is 0 already
+            break
     return _score(passed, len(cases), partial, report)
 
 
@@ -117,10 +123,14 @@ def _run_source(candidate: str, plan: TestPlan, pool: SandboxPool, timeout_s: fl
     namespace = _namespace(names, plan)
     early = _take_ahead(prep, namespace, rpc)
     passed, report = 0, []
-    for case, ok, why in _run_cases(plan, prep, namespace, rpc, early):
+    run = _run_cases(plan, prep, namespace, rpc, early)
+    for case, ok, why in run:
         if not case.setup:
             passed += ok
             report.append({"case": case.name, "passed": ok, "why": why})
+            if not ok and not partial:  # all or nothing: the score is 0 already
+                break
+    run.close()
     results = rpc.close()
     if any(r.status == "infra_error" for r in results):
         return _infra(plan.total, _first_error(results))
