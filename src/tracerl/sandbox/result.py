@@ -51,12 +51,14 @@ class Limits:
         return max(1, math.ceil(self.timeout_s))
 
     def to_wire(self) -> dict[str, Any]:
-        return dict(self._wire)
+        return dict(_limits_wire(self))
 
-    @functools.cached_property
-    def _wire(self) -> dict[str, Any]:
-        # asdict deep-copies every field: it was a tenth of a code_tests call's parent CPU
-        return {**asdict(self), "cpu_s": self.cpu_s}
+
+@functools.lru_cache(maxsize=256)
+def _limits_wire(limits: Limits) -> dict[str, Any]:
+    # asdict deep-copies every field: it was a tenth of a code_tests call's parent CPU,
+    # and runs mostly share a few Limits values
+    return {**asdict(limits), "cpu_s": limits.cpu_s}
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ class Session:
         self.limits = limits
         self._pool = pool
         self._sock, child = socket.socketpair()
+        self._reader = _wire.Reader(self._sock)
         job = pool.job(code, limits, module_name="__candidate__")
         try:
             self._run = pool.begin(job, [child.fileno()])
@@ -45,7 +46,7 @@ class Session:
     def _recv(self, timeout_s: float) -> dict[str, Any] | None:
         try:
             self._sock.settimeout(timeout_s)
-            msg, _ = _wire.recv_msg(self._sock)
+            msg = self._reader.recv_msg()
         except (OSError, _wire.WireError):
             msg = None
         if msg is None or not isinstance(msg, dict):
