@@ -32,6 +32,7 @@ from unittest import mock
 
 from tracerl.envs.code import CodeProblem, load_problems
 from tracerl.rewards import code_tests
+from tracerl.rewards.prepared import PreparedPlan
 from tracerl.sandbox import SandboxPool
 
 
@@ -56,12 +57,12 @@ def naive_verify(c: Candidate, tmpdir: str) -> float:
     """The grader everyone writes first: append tests, run, trust the exit code."""
     p = c.problem
     if p.io is not None:
-        ok = True
-        for case in p.io:
+        for case in p.io:  # stops at the first failing case, as code_tests(partial=False)
             proc = subprocess.run([sys.executable, "-c", c.code], input=case.stdin,
                                   capture_output=True, text=True, timeout=10)
-            ok = ok and proc.returncode == 0 and proc.stdout.strip() == case.stdout.strip()
-        return float(ok)
+            if proc.returncode != 0 or proc.stdout.strip() != case.stdout.strip():
+                return 0.0
+        return 1.0
     tests = p.tests if isinstance(p.tests, str) else "\n".join(p.tests or ())
     if p.entry_point and "def check(" in tests:
         tests += f"\ncheck({p.entry_point})\n"
@@ -193,7 +194,7 @@ def main() -> None:
             timed("base", lambda c: naive_verify(c, tmp), cands)
             timed("ours", ours, cands)
             # The harness before issue 15: every candidate call its own round trip.
-            with mock.patch("tracerl.rewards.code.pipelined_call", lambda *a: None):
+            with mock.patch("tracerl.rewards.code.prepare", PreparedPlan.one_call_a_trip):
                 timed("serial", ours, cands)
             timed("fresh", lambda c: _fresh_interpreter(), empty)
             timed("fork", lambda c: float(pool.run_python(c.code).status == "ok"), empty)

@@ -87,3 +87,15 @@ def test_sandbox_failure_scores_none_not_zero() -> None:
         r = code_tests("import time\ntime.sleep(5)\ndef add(a, b): return a + b",
                        ["assert add(1, 2) == 3"], pool=p, timeout_s=8)
     assert r.score is None and r.status == "infra_error"
+
+
+def test_all_or_nothing_stops_at_the_first_failure_and_says_so(pool: SandboxPool) -> None:
+    tests = ["assert add(1, 2) == 3", "assert add(1, 2) == 4", "assert add(2, 2) == 4"]
+    r = code_tests(ADD, tests, pool=pool, partial=False)
+    assert (r.score, r.passed, r.total, r.details["ran"]) == (0.0, 1, 3, 2)
+    r = code_tests(ADD, tests, pool=pool)
+    assert (r.passed, r.total, r.details["ran"]) == (2, 3, 3)
+    io = [{"input": "1\n", "output": "2\n"}, {"input": "2\n", "output": "9\n"},
+          {"input": "3\n", "output": "4\n"}]
+    r = code_tests("print(int(input()) + 1)\n", io, pool=pool, partial=False)
+    assert (r.score, r.passed, r.details["ran"]) == (0.0, 1, 2)

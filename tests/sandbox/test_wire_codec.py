@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import socket
+import threading
 
 import pytest
 
@@ -99,3 +101,18 @@ def test_a_subclass_inside_a_list_still_travels_as_a_reference() -> None:
 def test_a_list_payload_must_be_a_list() -> None:
     with pytest.raises(_wire.WireError, match="not a list"):
         _wire.decode({"l": "abc"})
+
+
+def test_reader_splits_back_to_back_messages_and_big_ones_across_chunks() -> None:
+    a, b = socket.socketpair()
+    reader = _wire.Reader(b)
+    reader.CHUNK = 7  # frames straddle every read
+    msgs = [{"ok": True, "value": i} for i in range(5)] + [{"big": "x" * 100_000}]
+    sender = threading.Thread(target=lambda: [_wire.send_msg(a, m) for m in msgs])
+    sender.start()
+    assert [reader.recv_msg() for _ in msgs] == msgs
+    sender.join()
+    a.sendall(b"\x00\x00\x00\x09{\"x\"")  # a message cut short by the peer's exit
+    a.close()
+    assert reader.recv_msg() is None
+    b.close()

@@ -20,7 +20,6 @@ marks to `os._exit(0)`. Here nothing the candidate can forge is believed:
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
@@ -28,23 +27,20 @@ from typing import Any
 
 from tracerl.rewards.base import RewardResult
 from tracerl.rewards.extract import extract_code
-from tracerl.rewards.pipeline import SLOT, PipelinedCall, pipelined_call
+from tracerl.rewards.pipeline import SLOT, PipelinedCall
+from tracerl.rewards.prepared import PreparedPlan, prepare
 from tracerl.rewards.remote import (
     CandidateCrashed,
     CandidateRPC,
     Outcome,
     RemoteObject,
     encode_call,
-    map_request,
 )
 from tracerl.rewards.testspec import IOCase, SourceCase, TestPlan, parse_tests
 from tracerl.sandbox import ExecResult, Limits, SandboxPool, default_pool
 from tracerl.types import Trajectory
 
 MAX_SESSION_S = 600.0
-AHEAD_MAX_BYTES = 32 * 1024
-"""The largest first request sent with the job, before the candidate has loaded: it
-must fit in the socket's buffer so that sending it never waits on the candidate."""
 
 
 def code_tests(
@@ -60,8 +56,11 @@ def code_tests(
     """Score `candidate` source code on hidden `tests` (see tracerl.rewards.testspec).
 
     `timeout_s` bounds each test case (and each input/output run). With `partial` the
-    score is passed/total, else 1.0 only when every case passes. Returns score None
-    with status "infra_error" when the sandbox could not judge.
+    score is passed/total and every case runs. Without it the score is 1.0 only when
+    every case passes, and the run stops at the first failing case, as a test file
+    would (its score is 0 by then): `passed` then counts the cases that passed before
+    it, `details["ran"]` how many ran (always reported; equal to `total` when all ran).
+    Returns score None with status "infra_error" when the sandbox could not judge.
     """
     if not isinstance(candidate, str):
         raise TypeError(f"candidate must be str source code, got {type(candidate).__name__}")
@@ -76,7 +75,8 @@ def _score(passed: int, total: int, partial: bool, cases: list[dict[str, Any]],
            extra: dict[str, Any] | None = None) -> RewardResult:
     score = passed / total if partial else float(passed == total)
     status = "ok" if passed == total else "wrong"
-    return RewardResult(score, status, passed, total, {"cases": cases, **(extra or {})})
+    return RewardResult(score, status, passed, total,
+                        {"cases": cases, "ran": len(cases), **(extra or {})})
 
 
 def _infra(total: int, why: str) -> RewardResult:
@@ -98,6 +98,8 @@ def _run_io(candidate: str, cases: tuple[IOCase, ...], pool: SandboxPool, timeou
         ok = res.status == "ok" and _normalise(res.stdout) == _normalise(case.stdout)
         passed += ok
         report.append({"case": i, "passed": ok, "status": res.status})
+        if not ok and not partial:  # all or nothing: the score is 0 already
+            break
     return _score(passed, len(cases), partial, report)
 
 
@@ -106,9 +108,9 @@ def _run_source(candidate: str, plan: TestPlan, pool: SandboxPool, timeout_s: fl
     session_s = min(MAX_SESSION_S, timeout_s * (plan.total + 2))
     rpc = CandidateRPC(pool, candidate, Limits(timeout_s=session_s, memory_mb=memory_mb),
                        call_timeout_s=timeout_s)
-    head, ahead = _ahead(plan)
+    prep = prepare(plan)
     try:
-        loaded = rpc.start(ahead, len(ahead["calls"]) if ahead else 0)
+        loaded = rpc.start(prep.ahead, prep.head)
         names = rpc.names() if loaded else {}
     except CandidateCrashed:
         loaded, names = False, {}
@@ -119,12 +121,16 @@ def _run_source(candidate: str, plan: TestPlan, pool: SandboxPool, timeout_s: fl
         return RewardResult(0.0, "error", 0, plan.total,
                             {"error": "candidate did not load", "stderr": _stderr(results)})
     namespace = _namespace(names, plan)
-    early = _take_ahead(head, namespace, rpc)
+    early = _take_ahead(prep, namespace, rpc)
     passed, report = 0, []
-    for case, ok, why in _run_cases(plan, namespace, rpc, early):
+    run = _run_cases(plan, prep, namespace, rpc, early)
+    for case, ok, why in run:
         if not case.setup:
             passed += ok
             report.append({"case": case.name, "passed": ok, "why": why})
+            if not ok and not partial:  # all or nothing: the score is 0 already
+                break
+    run.close()
     results = rpc.close()
     if any(r.status == "infra_error" for r in results):
         return _infra(plan.total, _first_error(results))
@@ -142,117 +148,74 @@ def _namespace(names: dict[str, Any], plan: TestPlan) -> dict[str, Any]:
     return ns
 
 
-def _ahead(plan: TestPlan) -> tuple[list[PipelinedCall | None], dict[str, Any] | None]:
-    """The calls of the plan's leading run of pipelined asserts on one function, as the
-    request that goes out with the job (no round trip of its own), and per leading case
-    its PipelinedCall, None where its arguments did not evaluate (that case runs alone).
-
-    Nothing about the candidate is known yet: the arguments are evaluated without its
-    names, which is what `_prefetch` would give them (`pipelined_call` admits no
-    candidate name in an argument), and no setup case can come before the first case.
-    If the name turns out not to be a callable of the candidate, the replies are read
-    and dropped (such a call has no effect: the child cannot call a plain value or a
-    missing name) and the cases run one by one, as without this request."""
-    head: list[PipelinedCall | None] = []
-    calls: list[dict[str, Any]] = []
-    size, func = 0, ""
-    bare: dict[str, Any] = {"__builtins__": builtins, "__name__": "__tests__"}
-    for case in plan.source:
-        call = pipelined_call(case, plan.free_names)
-        if call is None or (func and call.func != func):
-            break
-        func = call.func
-        try:
-            args, kwargs = eval(call.arguments, dict(bare))
-            encoded = encode_call(args, kwargs)
-        except Exception:
-            if not calls:
-                break
-            head.append(None)
-            continue
-        size += len(json.dumps(encoded))
-        if size > AHEAD_MAX_BYTES:  # the rest of the run goes in the first `_prefetch`
-            break
-        head.append(call)
-        calls.append(encoded)
-    while head and head[-1] is None:
-        head.pop()
-    if not calls:
-        return [], None
-    # When these are all the plan's cases, nothing follows them: the child may exit
-    # while the parent compares, instead of waiting for the parent's EOF.
-    return head, map_request(func, calls, last=len(head) == len(plan.source))
-
-
-def _take_ahead(head: list[PipelinedCall | None], namespace: dict[str, Any],
-                rpc: CandidateRPC) -> list[Outcome | None]:
-    """The outcomes of the request sent with the job, one per leading case (None for a
-    case that runs alone); empty when the function is not a callable of the candidate."""
-    got = rpc.take_ahead() if head else []
-    func = next((c.func for c in head if c), None)
-    if func is None or not isinstance(namespace.get(func), RemoteObject):
+def _take_ahead(prep: PreparedPlan, namespace: dict[str, Any],
+                rpc: CandidateRPC) -> list[Outcome]:
+    """The outcomes of the request sent with the job, one per leading case; empty when
+    none was sent, or when its function is not a callable of the candidate: the replies
+    are then read and dropped (such a call has no effect: the child cannot call a plain
+    value or a missing name) and the cases run one by one, as without that request."""
+    if not prep.head:
         return []
-    out: list[Outcome | None] = []
-    replies = iter(got)
-    for call in head:
-        out.append(next(replies, None) if call is not None else None)
-    return out
+    got = rpc.take_ahead()
+    return got if isinstance(namespace.get(_call(prep, 0).func), RemoteObject) else []
 
 
-def _run_cases(plan: TestPlan, namespace: dict[str, Any], rpc: CandidateRPC,
-               early: list[Outcome | None]) -> Iterator[tuple[SourceCase, bool, str]]:
+def _run_cases(plan: TestPlan, prep: PreparedPlan, namespace: dict[str, Any],
+               rpc: CandidateRPC, early: list[Outcome]
+               ) -> Iterator[tuple[SourceCase, bool, str]]:
     """Every case in order; runs of independent asserts get their candidate calls in one
     pipelined round trip first (tracerl.rewards.pipeline), the rest one call at a time.
-    `early` holds the outcomes of the leading cases' calls, made with the job."""
+    `early` holds the outcomes of the leading cases' calls, made with the job (fewer
+    than asked when the candidate crashed: the rest then go as usual)."""
     callables = frozenset(n for n, v in namespace.items() if isinstance(v, RemoteObject))
     cases, i = plan.source, 0
     for case, outcome in zip(cases, early, strict=False):
-        if outcome is None:
-            yield case, *_run_case(case, namespace)
-        else:
-            call = pipelined_call(case, plan.free_names)
-            assert call is not None
-            yield case, *_run_case(case, {**namespace, SLOT: outcome}, call.check)
+        yield case, *_run_case(case, {**namespace, SLOT: outcome}, _call(prep, i).check)
         i += 1
     while i < len(cases):
-        run: list[tuple[SourceCase, PipelinedCall]] = []
+        run: list[int] = []
         while i + len(run) < len(cases):
-            call = pipelined_call(cases[i + len(run)], plan.free_names)
+            call = prep.calls[i + len(run)]
             if call is None or call.func not in callables:
                 break
-            run.append((cases[i + len(run)], call))
+            run.append(i + len(run))
         if len(run) < 2:  # nothing to save on a single call
             yield cases[i], *_run_case(cases[i], namespace)
             i += 1
             continue
-        outcomes = _prefetch(run, namespace, rpc)
-        for (case, call), outcome in zip(run, outcomes, strict=True):
+        outcomes = _prefetch(run, prep, namespace, rpc)
+        for k, outcome in zip(run, outcomes, strict=True):
             if outcome is None:  # not sent (its arguments failed) or after a crash
-                yield case, *_run_case(case, namespace)
+                yield cases[k], *_run_case(cases[k], namespace)
             else:
-                yield case, *_run_case(case, {**namespace, SLOT: outcome}, call.check)
+                yield cases[k], *_run_case(cases[k], {**namespace, SLOT: outcome},
+                                           _call(prep, k).check)
         i += len(run)
 
 
-def _prefetch(run: list[tuple[SourceCase, PipelinedCall]], namespace: dict[str, Any],
+def _prefetch(run: list[int], prep: PreparedPlan, namespace: dict[str, Any],
               rpc: CandidateRPC) -> list[Outcome | None]:
-    """One pipelined request per function for the run's calls, in the run's order: the
-    run is split where the function changes, so calls still reach the candidate in the
-    order the asserts make them. None for a case whose call was not made."""
+    """One pipelined request per function for the calls of the run's cases (indices
+    into the plan), in the run's order: the run is split where the function changes, so
+    calls still reach the candidate in the order the asserts make them. Constant
+    arguments come encoded from `prep`. None for a case whose call was not made."""
     out: list[Outcome | None] = [None] * len(run)
     start = 0
     while start < len(run):
-        func = run[start][1].func
+        func = _call(prep, run[start]).func
         end = start
-        while end < len(run) and run[end][1].func == func:
+        while end < len(run) and _call(prep, run[end]).func == func:
             end += 1
         sent, calls = [], []
         for k in range(start, end):
-            try:  # arguments that fail to evaluate or encode fail in the case itself
-                args, kwargs = eval(run[k][1].arguments, namespace)
-                calls.append(encode_call(args, kwargs))
-            except Exception:
-                continue
+            text = prep.encoded[run[k]]
+            if text is None:
+                try:  # arguments that fail to evaluate or encode fail in the case itself
+                    args, kwargs = eval(_call(prep, run[k]).arguments, namespace)
+                    text = encode_call(args, kwargs)
+                except Exception:
+                    continue
+            calls.append(text)
             sent.append(k)
         try:
             got = rpc.map(func, calls) if calls else []
@@ -264,6 +227,12 @@ def _prefetch(run: list[tuple[SourceCase, PipelinedCall]], namespace: dict[str, 
             return out
         start = end
     return out
+
+
+def _call(prep: PreparedPlan, k: int) -> PipelinedCall:
+    call = prep.calls[k]
+    assert call is not None
+    return call
 
 
 def _run_case(case: SourceCase, namespace: dict[str, Any],

@@ -11,6 +11,7 @@ which compares by identity). The child never sees an expected value.
 from __future__ import annotations
 
 import builtins
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -86,7 +87,7 @@ class CandidateRPC:
         self.session = Session(self.pool, self.code, self.limits, self.call_timeout_s)
         return self.session
 
-    def start(self, ahead: dict[str, Any] | None = None, replies: int = 0) -> bool:
+    def start(self, ahead: bytes | None = None, replies: int = 0) -> bool:
         """Start the first session; False if the candidate did not load. `ahead` (a
         `map_request` expecting `replies` replies) goes out with the job, before the
         candidate has even loaded; `take_ahead` reads its answers."""
@@ -105,7 +106,7 @@ class CandidateRPC:
             raise CandidateCrashed("candidate process died or timed out")
         return self._value(reply)
 
-    def map(self, func: str, calls: list[dict[str, Any]]) -> list[Outcome]:
+    def map(self, func: str, calls: list[bytes]) -> list[Outcome]:
         """Call candidate function `func` once per encoded call (`map_request`'s), in
         order, in one pipelined request. Returns one Outcome per call that was answered,
         and a crash outcome for the call that hung or killed the process, where it stops
@@ -175,16 +176,22 @@ class CandidateRPC:
         return self.results
 
 
-def map_request(func: str, calls: list[dict[str, Any]], last: bool = False) -> dict[str, Any]:
-    """A pipelined request calling candidate function `func` once per encoded call.
-    `last`: no request follows, so the child may end once it has answered (it stays
-    when an answer is a reference the parent could still use)."""
-    return {"op": "map", "target": {"global": func}, "calls": calls, "last": last}
+def map_request(func: str, calls: list[bytes], last: bool = False) -> bytes:
+    """A pipelined request calling candidate function `func` once per encoded call
+    (`encode_call`'s), as the JSON message that goes on the wire. `last`: no request
+    follows, so the child may end once it has answered (it stays when an answer is a
+    reference the parent could still use)."""
+    head = json.dumps({"op": "map", "target": {"global": func}, "last": last},
+                      separators=(",", ":")).encode()
+    return b"".join((head[:-1], b',"calls":[', b",".join(calls), b"]}"))
 
 
-def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """One call of a pipelined request: plain values only (WireError otherwise)."""
-    return {"args": _wire.encode(args), "kwargs": _wire.encode(kwargs)}
+def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
+    """One call of a pipelined request, JSON-encoded: plain values only (WireError
+    otherwise). Already encoded, so that a call whose arguments the tests fix is
+    encoded once (tracerl.rewards.prepared)."""
+    return json.dumps({"args": _wire.encode(args), "kwargs": _wire.encode(kwargs)},
+                      separators=(",", ":")).encode()
 
 
 def _arg(rpc: CandidateRPC, value: Any) -> Any:

@@ -52,6 +52,8 @@ class TestPlan:
     io: tuple[IOCase, ...] = ()
     free_names: frozenset[str] = frozenset()
     """Names the tests use but never define: candidates for binding to the candidate."""
+    bound_names: frozenset[str] = frozenset()
+    """Names the tests bind somewhere (assignments, defs, imports, arguments)."""
 
     @property
     def total(self) -> int:
@@ -131,11 +133,13 @@ def _from_block(code: str, entry_point: str | None) -> TestPlan:
 
 
 def _plan(cases: list[SourceCase]) -> TestPlan:
-    return TestPlan(source=tuple(cases), free_names=_free_names([c.code for c in cases]))
+    loaded, bound = _names([c.code for c in cases])
+    return TestPlan(source=tuple(cases), free_names=loaded - bound - set(dir(builtins)),
+                    bound_names=bound)
 
 
-def _free_names(trees: list[ast.Module]) -> frozenset[str]:
-    """Names loaded but never bound anywhere in the tests, excluding builtins."""
+def _names(trees: list[ast.Module]) -> tuple[frozenset[str], frozenset[str]]:
+    """(names loaded, names bound) anywhere in the tests."""
     loaded: set[str] = set()
     bound: set[str] = set()
     for tree in trees:
@@ -150,4 +154,4 @@ def _free_names(trees: list[ast.Module]) -> frozenset[str]:
                 bound.add((node.asname or node.name).split(".")[0])
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 bound.add(node.name)
-    return frozenset(loaded - bound - set(dir(builtins)))
+    return frozenset(loaded), frozenset(bound)

@@ -14,6 +14,7 @@ on the encoder side (`type(v) is int`, never isinstance) so an int subclass whos
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import socket
 import struct
@@ -23,6 +24,7 @@ from typing import Any
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 200
+BIG_MESSAGE = 1 << 16
 _HEADER = struct.Struct("!I")
 
 
@@ -31,11 +33,17 @@ class WireError(Exception):
 
 
 def send_msg(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> None:
-    """Send one length-prefixed JSON message, optionally carrying file descriptors."""
-    data = json.dumps(obj, separators=(",", ":")).encode()
+    """Send one length-prefixed JSON message, optionally carrying file descriptors.
+    `obj` as bytes is taken as already JSON-encoded (a message built once, sent often)."""
+    data = obj if type(obj) is bytes else json.dumps(obj, separators=(",", ":")).encode()
     if len(data) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
-    frame = _HEADER.pack(len(data)) + data
+    header = _HEADER.pack(len(data))
+    if len(data) > BIG_MESSAGE and not fds:  # two sends cost less than copying it
+        sock.sendall(header)
+        sock.sendall(data)
+        return
+    frame = header + data
     if fds:
         sent = socket.send_fds(sock, [frame[:1]], fds)
         frame = frame[sent:]
@@ -65,16 +73,50 @@ def recv_msg(sock: socket.socket, *, with_fds: bool = False) -> tuple[Any, list[
         head = _recv_exact(sock, _HEADER.size)
     if head is None:
         return None, fds
-    (size,) = _HEADER.unpack(head)
-    if size > MAX_MESSAGE_BYTES:
-        raise WireError(f"peer announced a {size}-byte message (limit {MAX_MESSAGE_BYTES})")
-    body = _recv_exact(sock, size)
+    body = _recv_exact(sock, _size(head))
     if body is None:
         return None, fds
+    return _loads(body), fds
+
+
+def _size(head: bytes | bytearray) -> int:
+    (size,) = _HEADER.unpack_from(head)
+    if size > MAX_MESSAGE_BYTES:
+        raise WireError(f"peer announced a {size}-byte message (limit {MAX_MESSAGE_BYTES})")
+    return size
+
+
+def _loads(body: bytes) -> Any:
     try:
-        return json.loads(body), fds
+        return json.loads(body)
     except ValueError as exc:
         raise WireError(f"undecodable message: {exc}") from None
+
+
+class Reader:
+    """Messages from one socket, read in large chunks: replies that arrive back to back
+    (a pipelined request's) cost one recv between them instead of two each."""
+
+    CHUNK = 1 << 18
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._buf = bytearray()
+
+    def recv_msg(self) -> Any:
+        """The next message; None at end of stream (a partial message included)."""
+        buf = self._buf
+        while True:
+            if len(buf) >= _HEADER.size:
+                end = _HEADER.size + _size(buf)
+                if len(buf) >= end:
+                    body = bytes(buf[_HEADER.size:end])
+                    del buf[:end]
+                    return _loads(body)
+            part = self.sock.recv(self.CHUNK)
+            if not part:
+                return None
+            buf += part
 
 
 # ---------------------------------------------------------------- value codec
@@ -170,7 +212,9 @@ def _unpack(payload: Any) -> list[Any]:
     """The items of a packed container: a list of exact ints or floats."""
     if type(payload) is not str or payload[:1] not in ("q", "d"):
         raise TypeError("packed payload must be a str starting with 'q' or 'd'")
-    raw = base64.b64decode(payload[1:])  # any bytes are valid items: no need to validate
+    # Strict: our encoder writes canonical base64, and the strict decoder is about twice
+    # as fast on a 10^5-item list (issue 15). Any bytes are valid items.
+    raw = binascii.a2b_base64(payload[1:], strict_mode=True)
     if len(raw) % 8:
         raise ValueError(f"packed payload of {len(raw)} bytes is not whole items")
     items = array(payload[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -50,7 +51,14 @@ class Limits:
         return max(1, math.ceil(self.timeout_s))
 
     def to_wire(self) -> dict[str, Any]:
-        return {**asdict(self), "cpu_s": self.cpu_s}
+        return dict(_limits_wire(self))
+
+
+@functools.lru_cache(maxsize=256)
+def _limits_wire(limits: Limits) -> dict[str, Any]:
+    # asdict deep-copies every field: it was a tenth of a code_tests call's parent CPU,
+    # and runs mostly share a few Limits values
+    return {**asdict(limits), "cpu_s": limits.cpu_s}
 
 
 @dataclass(frozen=True)

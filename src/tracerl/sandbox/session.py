@@ -24,10 +24,11 @@ class Session:
 
     def __init__(self, pool: SandboxPool, code: str, limits: Limits,
                  load_timeout_s: float | None = None,
-                 ahead: dict[str, Any] | None = None) -> None:
+                 ahead: dict[str, Any] | bytes | None = None) -> None:
         self.limits = limits
         self._pool = pool
         self._sock, child = socket.socketpair()
+        self._reader = _wire.Reader(self._sock)
         job = pool.job(code, limits, module_name="__candidate__")
         try:
             self._run = pool.begin(job, [child.fileno()])
@@ -45,7 +46,7 @@ class Session:
     def _recv(self, timeout_s: float) -> dict[str, Any] | None:
         try:
             self._sock.settimeout(timeout_s)
-            msg, _ = _wire.recv_msg(self._sock)
+            msg = self._reader.recv_msg()
         except (OSError, _wire.WireError):
             msg = None
         if msg is None or not isinstance(msg, dict):
@@ -59,7 +60,8 @@ class Session:
             self._run.worker.request_kill(self._run.job["id"])
         self.alive = False
 
-    def _send(self, msg: dict[str, Any], timeout_s: float) -> bool:
+    def _send(self, msg: dict[str, Any] | bytes, timeout_s: float) -> bool:
+        """Send `msg` (a message, or one already JSON-encoded: see _wire.send_msg)."""
         try:
             self._sock.settimeout(timeout_s)
             _wire.send_msg(self._sock, msg)
@@ -74,7 +76,7 @@ class Session:
             return None
         return self._recv(timeout_s)
 
-    def stream(self, msg: dict[str, Any] | None, replies: int,
+    def stream(self, msg: dict[str, Any] | bytes | None, replies: int,
                timeout_s: float) -> Iterator[dict[str, Any] | None]:
         """Send one pipelined request and yield its `replies` replies as they arrive,
         each within its own `timeout_s`. A None means the child died, hung or broke the

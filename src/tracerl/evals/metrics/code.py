@@ -134,7 +134,9 @@ class BannedCode:
 @dataclass(frozen=True)
 class CodeTests:
     """Hidden tests run against the answer's code in the sandbox (`code_tests`, which a
-    candidate cannot game): the share of cases passed. Tests come from reference field
+    candidate cannot game): the share of cases passed (with `partial` False, 1 or 0,
+    and the run stops at the first failure: details `ran` says how many cases ran,
+    `passed` how many of them passed). Tests come from reference field
     `tests` (else `answer`), the entry point from `entry_point`. A sandbox failure is
     None (infrastructure), missing tests are Unjudged.
 
@@ -159,4 +161,5 @@ class CodeTests:
             raise Unjudged(f"reference tests do not parse: {exc}") from exc
         return MetricResult(result.score, passed=result.score == 1.0 if result.score is not None
                             else None, details={"status": result.status,
-                                                "passed": result.passed, "total": result.total})
+                                                "passed": result.passed, "total": result.total,
+                                                "ran": result.details.get("ran")})

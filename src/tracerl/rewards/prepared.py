@@ -1,0 +1,102 @@
+"""The candidate-independent half of a function-test run, computed once per test plan.
+
+In RL a group of G completions of one Task is scored on the same tests, and a benchmark
+scores several candidates of one problem: which asserts pipeline
+(tracerl.rewards.pipeline) and the encoded arguments of every call whose arguments the
+tests fix are the same for each of them. Parsing is cached by test text
+(testspec.parse_tests); this caches the rest, keyed by the parsed plan, so that a
+verification encodes nothing the tests fix. For `assert f(list(range(10**5))) == ...`
+that was most of the parent's CPU time (issue 15: evaluating, packing and serialising
+the list for every candidate).
+
+A call's arguments are constant when they name nothing but built-ins that the tests
+never rebind (no setup variable, no shadowed `sorted`; candidate names are excluded by
+pipelined_call already): evaluated once here, in a namespace holding only the builtins,
+they are the values every run would compute. The candidate receives the same arguments
+in the same order as before; the expected values are still computed in each run, in
+the trusted parent, and nothing about the candidate is cached.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from dataclasses import dataclass
+
+from tracerl.rewards.pipeline import PipelinedCall, pipelined_call
+from tracerl.rewards.remote import encode_call, map_request
+from tracerl.rewards.testspec import TestPlan
+
+AHEAD_MAX_BYTES = 32 * 1024
+"""The largest first request sent with the job, before the candidate has loaded: it
+must fit in the socket's buffer so that sending it never waits on the candidate."""
+CONSTANT_MAX_BYTES = 4 << 20
+"""Encoded constant arguments kept per plan; beyond it calls are encoded per run (the
+cache holds PLANS_CACHED plans, so this bounds its memory)."""
+PLANS_CACHED = 64
+
+
+@dataclass(frozen=True)
+class PreparedPlan:
+    """What every run of one TestPlan shares."""
+
+    calls: tuple[PipelinedCall | None, ...]
+    """Per case of the plan: its pipelined form, or None when it runs on its own."""
+    encoded: tuple[bytes | None, ...]
+    """Per case: its call encoded (`encode_call`'s) when the arguments are constant."""
+    ahead: bytes | None = None
+    """The request for the plan's leading run of constant calls, sent with the job."""
+    head: int = 0
+    """How many leading cases `ahead` answers, one reply each."""
+
+    @staticmethod
+    def one_call_a_trip(plan: TestPlan) -> PreparedPlan:
+        """Nothing pipelined: every candidate call is its own round trip."""
+        return PreparedPlan((None,) * len(plan.source), (None,) * len(plan.source))
+
+
+@functools.lru_cache(maxsize=PLANS_CACHED)
+def prepare(plan: TestPlan) -> PreparedPlan:
+    """The pipelined calls of `plan`, its constant arguments encoded, and the request
+    that goes out with the job: the plan's leading run of constant calls of one
+    function, when nothing precedes it (a setup case or a non-constant call ends it)."""
+    calls = tuple(pipelined_call(case, plan.free_names) for case in plan.source)
+    encoded: list[bytes | None] = []
+    size = 0
+    for call in calls:
+        text = _constant(call, plan.bound_names)
+        if text is not None and size + len(text) > CONSTANT_MAX_BYTES:
+            text = None
+        size += len(text or b"")
+        encoded.append(text)
+    head, size = 0, 0
+    first = calls[0] if calls else None
+    while head < len(calls) and first is not None:
+        call, text = calls[head], encoded[head]
+        if call is None or text is None or call.func != first.func:
+            break
+        size += len(text)
+        if size > AHEAD_MAX_BYTES:  # the rest of the run goes in the first `_prefetch`
+            break
+        head += 1
+    if head == 0 or first is None:
+        return PreparedPlan(calls, tuple(encoded))
+    # When these are all the plan's cases, nothing follows them: the child may exit
+    # while the parent compares, instead of waiting for the parent's EOF.
+    ahead = map_request(first.func, [t for t in encoded[:head] if t is not None],
+                        last=head == len(calls))
+    return PreparedPlan(calls, tuple(encoded), ahead, head)
+
+
+def _constant(call: PipelinedCall | None, bound: frozenset[str]) -> bytes | None:
+    """The encoded call when its arguments are constant and encode, else None."""
+    if call is None:
+        return None
+    names = call.arguments.co_names  # pipelined arguments hold no attribute or lambda
+    if any(n in bound or not hasattr(builtins, n) for n in names):
+        return None
+    try:
+        args, kwargs = eval(call.arguments, {"__builtins__": builtins})
+        return encode_call(args, kwargs)
+    except Exception:  # fails in the run itself, where the case reports it
+        return None
