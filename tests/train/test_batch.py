@@ -112,3 +112,45 @@ def test_shared_prompts_and_wanted_positions_change_no_value_or_gradient(
     torch.testing.assert_close(got, want, atol=2e-5, rtol=0)
     for g, w in zip(got_grads, want_grads, strict=True):
         torch.testing.assert_close(g, w, atol=2e-5, rtol=2e-4)
+
+
+def test_rows_of_different_tasks_share_their_system_prompt(fresh_tiny_policy):
+    """Distinct prompts (as in an SFT batch) that open with the same system prompt: the
+    system prompt runs once for all rows, and log-probs and gradients are the plain
+    pass's."""
+    model = fresh_tiny_policy.model
+    gen = torch.Generator().manual_seed(3)
+    system = torch.randint(4, 90, (14,), generator=gen).tolist()
+    rows = [system + torch.randint(4, 90, (n,), generator=gen).tolist() for n in (3, 6, 2, 5)]
+    plens = [len(r) for r in rows]
+    rows = [r + torch.randint(4, 90, (k,), generator=gen).tolist()
+            for r, k in zip(rows, (4, 7, 3, 6), strict=True)]
+    width = max(len(r) for r in rows)
+    ids = torch.full((4, width), fresh_tiny_policy.pad_id)
+    mask = torch.zeros_like(ids)
+    where = torch.zeros((4, width - 1), dtype=torch.bool)
+    for i, (r, p) in enumerate(zip(rows, plens, strict=True)):
+        ids[i, :len(r)], mask[i, :len(r)] = torch.tensor(r), 1
+        where[i, p - 1:len(r) - 1] = True
+    weights = torch.randn(where.shape, generator=gen) * where
+    widths = []
+    hook = model.get_decoder().register_forward_pre_hook(
+        lambda _m, _a, kw: widths.append(tuple(kw["input_ids"].shape)), with_kwargs=True)
+
+    def run(**kwargs):
+        model.zero_grad(set_to_none=True)
+        logp = token_logprobs(model, ids, mask, **kwargs) * where
+        (logp * weights).sum().backward()
+        return logp.detach(), [p.grad.clone() for p in model.parameters()]
+
+    try:
+        want, want_grads = run()
+        got, got_grads = run(where=where, prompt_lens=torch.tensor(plens))
+    finally:
+        hook.remove()
+    assert widths[1] == (1, len(system))  # the system prompt, once
+    assert widths[2][0] == 4 and widths[2][1] == width - len(system)
+    torch.testing.assert_close(got, want, atol=2e-5, rtol=0)
+    for g, w in zip(got_grads, want_grads, strict=True):
+        torch.testing.assert_close(g, w, atol=2e-5, rtol=2e-4)
+

@@ -91,6 +91,28 @@ def test_without_shared_prompts_every_row_counts_whole():
     assert len(micro_batches(batch, sum(lengths))) == 1
 
 
+def test_a_shared_system_prompt_counts_once_per_piece():
+    """Rows of different tasks (one row per prompt, as in SFT) opening with the same
+    system prompt: a piece pays for it once, so more rows fit in a budget."""
+    gen = torch.Generator().manual_seed(5)
+    system = torch.randint(4, 90, (40,), generator=gen).tolist()
+    rows = [system + torch.randint(4, 90, (5 + i, ), generator=gen).tolist() for i in range(6)]
+    plens = [len(r) for r in rows]
+    rows = [r + [7] * 10 for r in rows]
+    width = max(len(r) for r in rows)
+    ids = torch.zeros((6, width), dtype=torch.long)
+    attn = torch.zeros_like(ids)
+    for i, r in enumerate(rows):
+        ids[i, :len(r)], attn[i, :len(r)] = torch.tensor(r), 1
+    zeros = torch.zeros((6, width - 1))
+    batch = TokenBatch(ids, attn, zeros, zeros, zeros, torch.tensor(plens))
+    lengths = [len(r) for r in rows]
+    budget = 40 + sum(n - 40 for n in lengths[:3])  # the system prompt, then 3 rows' rest
+    pieces = [mb.rows.tolist() for mb in micro_batches(batch, budget)]
+    assert pieces == [[0, 1, 2], [3, 4], [5]]
+    assert sum(lengths[:2]) > budget  # without the sharing not even two rows would fit
+
+
 @pytest.mark.parametrize("mode", ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum"])
 def test_shares_reassemble_the_whole_aggregate(mode):
     gen = torch.Generator().manual_seed(0)

@@ -15,6 +15,7 @@ from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedModel
 
 from tracerl.policy.precision import autocast
+from tracerl.policy.prefix import plan_prefixes
 from tracerl.policy.sampler import cache_kwarg
 from tracerl.types import Trajectory
 
@@ -109,24 +110,29 @@ def _chunk_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.
 def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
                           attention_mask: torch.Tensor, prompt_lens: torch.Tensor
                           ) -> torch.Tensor | None:
-    """The decoder's last hidden states (B, L, H) with each distinct prompt run once.
+    """The decoder's last hidden states (B, L, H) with each shared prefix of the prompts
+    run once.
 
-    Rows whose first `prompt_lens` tokens are equal (the G samples of a group) share one
-    prompt pass; its KV cache (with gradients) is repeated for them and only their
-    responses run per row. None when no prompt is shared or the cache cannot be used
-    (gradient checkpointing drops it).
+    The prompts (each row's first `prompt_lens` tokens) are partitioned as the sampler's
+    prefill partitions its contexts (tracerl.policy.prefix): the G samples of a group
+    share their prompt, rows of different tasks the system prompt and tool list. Each
+    prefix runs once; its KV cache (with gradients) is repeated for its rows and only
+    the rest of each row runs per row. None when nothing is shared or the cache cannot
+    be used (gradient checkpointing drops it).
     """
-    rows, lens = input_ids.tolist(), prompt_lens.tolist()
-    index: dict[tuple[int, ...], int] = {}
-    group = [index.setdefault(tuple(r[:p]), len(index)) for r, p in zip(rows, lens, strict=True)]
-    if len(index) == len(rows) or min(lens) < 1 or (
-            getattr(decoder, "gradient_checkpointing", False) and decoder.training):
+    lens = prompt_lens.tolist()
+    if min(lens) < 1 or (getattr(decoder, "gradient_checkpointing", False)
+                         and decoder.training):
         return None
+    plan = plan_prefixes([r[:p] for r, p in zip(input_ids.tolist(), lens, strict=True)])
+    if any(not p for p in plan.prefixes) or sum(plan.cut) <= sum(map(len, plan.prefixes)):
+        return None  # a one-token prompt, or no position would run fewer times
+    group, cuts = plan.cluster, plan.cut
     device, length = input_ids.device, input_ids.shape[1]
-    width = max(len(p) for p in index)
-    prompt_ids = torch.zeros((len(index), width), dtype=torch.long)
-    prompt_mask = torch.zeros((len(index), width), dtype=torch.long)
-    for u, p in enumerate(index):
+    width = max(len(p) for p in plan.prefixes)
+    prompt_ids = torch.zeros((len(plan.prefixes), width), dtype=torch.long)
+    prompt_mask = torch.zeros((len(plan.prefixes), width), dtype=torch.long)
+    for u, p in enumerate(plan.prefixes):
         prompt_ids[u, width - len(p):] = torch.tensor(p)
         prompt_mask[u, width - len(p):] = 1
     prompt_ids, prompt_mask = prompt_ids.to(device), prompt_mask.to(device)
@@ -138,10 +144,9 @@ def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
     if cache is None:
         return None
     g = torch.tensor(group, device=device)
-    cache.batch_select_indices(g)  # (U, ...) -> (B, ...); gradients flow back to the prompt
-    span = length - min(lens)  # response columns
-    pl = prompt_lens.to(device)
-    cols = pl[:, None] + torch.arange(span, device=device)[None]  # (B, C)
+    cache.batch_select_indices(g)  # (U, ...) -> (B, ...); gradients flow back to the prefix
+    span = length - min(cuts)  # columns after the shortest prefix
+    cols = torch.tensor(cuts, device=device)[:, None] + torch.arange(span, device=device)[None]
     inside = cols < length
     resp_ids = input_ids.gather(1, cols.clamp(max=length - 1)) * inside
     resp_mask = attention_mask.gather(1, cols.clamp(max=length - 1)) * inside
@@ -149,7 +154,7 @@ def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
                    position_ids=cols, use_cache=True, **{cache_kwarg(decoder): cache})
     prompt_hidden, resp_hidden = out.last_hidden_state, out2.last_hidden_state
     pieces = [torch.cat([prompt_hidden[u, width - p:], resp_hidden[i, :length - p]])
-              for i, (u, p) in enumerate(zip(group, lens, strict=True))]
+              for i, (u, p) in enumerate(zip(group, cuts, strict=True))]
     return torch.stack(pieces)  # (B, L, H)
 
 

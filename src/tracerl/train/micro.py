@@ -5,12 +5,12 @@ the whole batch's aggregation (`tracerl.algorithms.losses.loss_share`), so the s
 the same as on the whole batch at once (to float rounding) while the activations held
 for the backward pass are one piece's. A group's rows (the same prompt) stay in one
 piece when they fit, so the prompt is still run once for all of them
-(`batch._shared_prompt_hidden`).
+(`batch._shared_prompt_hidden`), and groups join a piece while its cost fits.
 
-The budget counts decoder positions as the update runs them: each distinct prompt
-once, each row's response (to the longest in its piece), or each whole row when no
-prompt is shared. Measured on SmolLM2-135M (LoRA r16, bfloat16 base): about 1 MB of
-activations per position (docs/benchmarks.md, "Pretrained models").
+The budget counts decoder positions as the update runs them: each shared prefix of the
+piece's prompts once (a group's prompt; the system prompt and tool list that rows of
+different tasks share), then the rest of every row. Measured on SmolLM2-135M (LoRA r16,
+bfloat16 base): about 1 MB of activations per position (docs/benchmarks.md, "Pretrained models").
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
+from tracerl.policy.prefix import plan_prefixes
 from tracerl.train.batch import TokenBatch
 
 
@@ -73,26 +74,32 @@ def micro_batches(batch: TokenBatch, max_tokens: int) -> list[MicroBatch]:
     whole = MicroBatch(torch.arange(len(batch)), int(max(lengths)))
     if max_tokens <= 0:
         return [whole]
-    groups = _groups(batch)
-    shared = len(groups) < len(batch)
     plens = batch.prompt_lens.tolist() if batch.prompt_lens is not None else [0] * len(batch)
+    prompts = [r[:p] for r, p in zip(batch.input_ids.tolist(), plens, strict=True)]
 
-    def row_cost(i: int) -> int:
-        return lengths[i] - plens[i] if shared else lengths[i]
-
-    def group_cost(g: list[int]) -> int:
-        return (plens[g[0]] if shared else 0) + sum(row_cost(i) for i in g)
+    def cost(rows: list[int]) -> int:
+        """Decoder positions the update runs for these rows: their prompts' shared
+        prefixes once (batch._shared_prompt_hidden), the rest of every row."""
+        if any(plens[i] < 1 for i in rows):
+            return sum(lengths[i] for i in rows)
+        plan = plan_prefixes([prompts[i] for i in rows])
+        return (sum(map(len, plan.prefixes))
+                + sum(lengths[i] - cut for i, cut in zip(rows, plan.cut, strict=True)))
 
     units: list[list[int]] = []  # groups, or runs of a group's rows when it is too big
-    for g in groups:
-        if group_cost(g) <= max_tokens or len(g) == 1:
+    for g in _groups(batch):
+        if len(g) == 1 or cost(g) <= max_tokens:
             units.append(g)
             continue
-        first = plens[g[0]] if shared else 0
-        runs = pack([row_cost(i) for i in g], max(1, max_tokens - first))
+        first = plens[g[0]]
+        runs = pack([lengths[i] - first for i in g], max(1, max_tokens - first))
         units.extend([g[j] for j in run] for run in runs)
-    out = []
-    for b in pack([group_cost(u) for u in units], max_tokens):
-        rows = sorted(i for u in b for i in units[u])
-        out.append(MicroBatch(torch.tensor(rows), int(max(lengths[i] for i in rows))))
-    return out
+    out, piece = [], []
+    for unit in units:  # greedily, in order: a unit joins the piece while it still fits
+        if piece and cost(piece + unit) > max_tokens:
+            out.append(piece)
+            piece = []
+        piece = piece + unit
+    out.append(piece)
+    return [MicroBatch(torch.tensor(sorted(rows)), int(max(lengths[i] for i in rows)))
+            for rows in out]
