@@ -1,4 +1,5 @@
-"""Training segments for the override detector, composed from phrases.py (seeded).
+"""Training segments for the override detector, composed from phrases.py, grammar.py and
+grammar_more.py (seeded).
 
 A positive is one instruction-override segment (or a header or address followed by its
 order, as one span); a negative is a benign segment: the hard negatives of phrases.py,
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from guard_model import grammar
+from guard_model import grammar, grammar_more
 from guard_model.phrases import EN, LANGS, NEGATIVE
 
 _HOSTS = ("collect-data.io", "files-sync.net", "promo-deals.shop", "audit-log.org",
@@ -148,6 +149,9 @@ def dataset(seed: int = 15, n_pos: int = 12000, n_neg: int = 24000,
     items += [(negative(rng, corpus or []), 0) for _ in range(n_neg)]
     items += [(grammar.positive(rng), 1) for _ in range(n_pos)]
     items += [(grammar.negative(rng), 0) for _ in range(n_neg * 2 // 3)]
+    more = [grammar_more.positive(rng) for _ in range(n_pos * 3 // 4)]
+    items += [(t, 1) for t in more]
+    items += [(grammar_more.negative(rng, rng.choice(more)), 0) for _ in range(n_neg // 2)]
     out = []
     for text, label in items:
         if rng.random() < 0.25:
