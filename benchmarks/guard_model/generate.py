@@ -141,9 +141,12 @@ def negative(rng: random.Random, corpus: list[str]) -> str:
 
 
 def dataset(seed: int = 15, n_pos: int = 12000, n_neg: int = 24000,
-            corpus: list[str] | None = None) -> tuple[list[str], list[int]]:
+            corpus: list[str] | None = None,
+            quoted_attacks: bool = False) -> tuple[list[str], list[int]]:
     """(texts, labels) shuffled; a quarter of the items carry a benign neighbour sentence
-    (the scanner scores pairs of adjacent segments too)."""
+    (the scanner scores pairs of adjacent segments too). `quoted_attacks` adds hard
+    negatives that quote a whole attack inside security writing (for the experimental
+    reader, which sees order; not for the linear model)."""
     rng = random.Random(seed)
     items = [(positive(rng), 1) for _ in range(n_pos)]
     items += [(negative(rng, corpus or []), 0) for _ in range(n_neg)]
@@ -151,7 +154,8 @@ def dataset(seed: int = 15, n_pos: int = 12000, n_neg: int = 24000,
     items += [(grammar.negative(rng), 0) for _ in range(n_neg * 2 // 3)]
     more = [grammar_more.positive(rng) for _ in range(n_pos * 3 // 4)]
     items += [(t, 1) for t in more]
-    items += [(grammar_more.negative(rng, rng.choice(more)), 0) for _ in range(n_neg // 2)]
+    items += [(grammar_more.negative(rng, rng.choice(more) if quoted_attacks else None), 0)
+              for _ in range(n_neg // 2)]
     out = []
     for text, label in items:
         if rng.random() < 0.25:

@@ -196,8 +196,11 @@ def positive(rng: random.Random) -> str:
     return rng.choice(WRAP).format(x=x)
 
 
-def negative(rng: random.Random, attack: str) -> str:
-    """One hard negative; `attack` is a positive to quote inside security writing."""
+def negative(rng: random.Random, attack: str | None) -> str:
+    """One hard negative; `attack` is a positive to quote inside security writing (None:
+    none is quoted; the linear model cannot learn a quoted attack apart from the attack,
+    since every n-gram of one is in the other, and training on them pulls its weights
+    for real attacks down)."""
     r = rng.random()
     if r < 0.3:
         x = rng.choice(HUMAN_IMPERATIVE[rng.choice(tuple(HUMAN_IMPERATIVE))])
@@ -209,10 +212,10 @@ def negative(rng: random.Random, attack: str) -> str:
         x = rng.choice(TRAFFIC)
     elif r < 0.58:
         x = rng.choice(COMMIT)
-    elif r < 0.68:
+    elif r < 0.68 and attack is not None:
         x = rng.choice(QUOTE_FRAME).format(x=attack.replace('"', "'")[:200])
     elif r < 0.8:
-        x = rng.choice(ABOUT_AI)
+        x = rng.choice(ABOUT_AI)  # also where a quoted attack would be, without one
     elif r < 0.88:
         return (rng.choice(BENIGN_JSON).format(f=rng.choice(FIELDS), v=rng.choice(BENIGN_VALUE))
                 )

@@ -1,14 +1,14 @@
-"""Train stage 2 of the override detector and write src/tracerl/guard/override_reader.npz.
+"""Train the experimental stage 2 reader (guard_model/reader.py) and write reader.npz.
 
-From benchmarks/: `python -m guard_model.train_reader [--seed 15] [--epochs 3]` (torch,
-CPU, a few minutes on 2 cores). Run it after `python -m guard_model.train` when stage 1
-changes, since the gate and the windows come from stage 1.
+From benchmarks/: `python -m guard_model.train_reader [--seed 15] [--epochs 2]` (torch,
+CPU, about 15 minutes on 2 busy cores). Run it after `python -m guard_model.train`
+when stage 1 changes, since the gate and the windows come from stage 1.
 
 1. Data: the segments of generate.py (phrases.py, grammar.py, grammar_more.py). Each
    text is cut as the scanner cuts it: stage 1's best span, widened to the reader's
-   window (override_reader.window), and only windows that pass stage 1's gate (less a
+   window (reader.window), and only windows that pass stage 1's gate (less a
    margin) are trained on, since the reader never sees the others. 10% are held back.
-2. Model: override_reader's architecture in torch (hashed character 1-4-gram
+2. Model: reader.py's architecture in torch (hashed character 1-4-gram
    embeddings, dilated convolutions, max- and mean-pooling), masked so that padding
    behaves like the numpy code's zero padding; exported tap-major for numpy, and the
    numpy forward pass is checked against torch's on held-back windows.
@@ -27,6 +27,8 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -34,12 +36,13 @@ from guard_corpus import load_corpus
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from torch import nn
 
+from guard_model import reader as override_reader
 from guard_model.generate import dataset
+from guard_model.reader import BITS, DILATIONS, KERNEL, Cascade, Reader, reader_ids
 from guard_model.train import DEV_FPR, view
-from tracerl.guard import override_model, override_reader
+from tracerl.guard import override_model
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
 from tracerl.guard.override_model import codes_of, segments, spans
-from tracerl.guard.override_reader import BITS, DILATIONS, KERNEL, Cascade, Reader, reader_ids
 
 DIM, CHANNELS = 32, 32
 PAD = 1 << BITS
@@ -72,14 +75,15 @@ class Net(nn.Module):
             nn.Conv1d(dims[i], dims[i + 1], KERNEL, dilation=d, padding=d * (KERNEL // 2))
             for i, d in enumerate(DILATIONS))
         self.out = nn.Linear(2 * CHANNELS, 1)
+        self.drop = nn.Dropout(0.25)
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        x = self.embed(ids).sum(dim=2).transpose(1, 2)  # (B, DIM, L)
+        x = self.drop(self.embed(ids).sum(dim=2)).transpose(1, 2)  # (B, DIM, L)
         m = mask[:, None, :]
         for conv in self.convs:
             x = torch.relu(conv(x)) * m
         pooled = torch.cat((x.max(dim=2).values, x.sum(dim=2) / m.sum(dim=2)), dim=1)
-        return self.out(pooled).squeeze(1)
+        return self.out(self.drop(pooled)).squeeze(1)
 
 
 def batch(windows: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -92,7 +96,22 @@ def batch(windows: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(ids), torch.from_numpy(mask)
 
 
-def train(windows: list[np.ndarray], y: np.ndarray, epochs: int, seed: int) -> Net:
+def dev_recall(net: Net, stage1: override_model.OverrideModel, gate: float,
+               dev: tuple[list[str], list[str]]) -> float:
+    """Recall of the cascade on the development positives at the score that fires on
+    2% of the development negatives (the checkpoint selection criterion)."""
+    net.eval()
+    casc = Cascade(stage1, export(net, gate))
+    pos = np.array([casc.best(view(t))[0] for t in dev[0]])
+    neg = np.sort([casc.best(view(t))[0] for t in dev[1]])[::-1]
+    net.train()
+    return float(np.mean(pos > neg[int(DEV_FPR * len(neg))]))
+
+
+def train(windows: list[np.ndarray], y: np.ndarray, epochs: int, seed: int,
+          select: Callable[[Net], float]) -> Net:
+    """Adam with a one-cycle schedule; every 100 batches the checkpoint is scored by
+    `select` (development recall at 2% FPR) and the best one is kept."""
     torch.manual_seed(seed)
     net = Net()
     opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
@@ -102,6 +121,7 @@ def train(windows: list[np.ndarray], y: np.ndarray, epochs: int, seed: int) -> N
     chunks = [order[i : i + 128] for i in range(0, len(order), 128)]
     rng = np.random.default_rng(seed)
     steps, step = epochs * len(chunks), 0
+    best, best_state = -1.0, None
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
     for epoch in range(epochs):
         t0, total = time.perf_counter(), 0.0
@@ -115,8 +135,16 @@ def train(windows: list[np.ndarray], y: np.ndarray, epochs: int, seed: int) -> N
             sched.step()
             total += float(loss.detach()) * len(idx)
             step += 1
+            if step % 100 == 0 or step == steps:
+                r = select(net)
+                print(f"  step {step}/{steps}: dev recall at 2% FPR {r:.3f}", flush=True)
+                if r > best:
+                    best, best_state = r, {k: v.clone() for k, v in net.state_dict().items()}
         print(f"epoch {epoch + 1}: loss {total / len(windows):.4f} "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    net.load_state_dict(best_state)
+    net.eval()
+    print(f"kept the checkpoint with dev recall {best:.3f}")
     return net
 
 
@@ -156,19 +184,22 @@ def logit_of(p: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=15)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--stage1", type=Path, default=override_reader.STAGE1_PATH,
+                        help="linear weights to gate with (default: the ones the shipped "
+                             "reader.npz was trained behind)")
     parser.add_argument("--limit", type=int, default=0,
                         help="use only this many segments (smoke runs)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     corpus = [i.text for i in load_corpus("dev") if not (i.positive and i.category == "jailbreak")]
-    texts, labels = dataset(args.seed, corpus=corpus)
+    texts, labels = dataset(args.seed, corpus=corpus, quoted_attacks=True)
     items = list(zip(texts, labels, strict=True))
     random.Random(args.seed).shuffle(items)
     items = items[: args.limit or len(items)]
-    stage1 = override_model.load()
+    stage1 = override_model.load.__wrapped__(args.stage1)
     cuts = [cut(stage1, t) for t, _ in items]
     windows = [w for w, _ in cuts]
     z1 = np.array([z for _, z in cuts])
@@ -189,8 +220,10 @@ def main() -> None:
           f"{np.mean(dev_neg_z1 >= gate):.3f} of dev negatives", flush=True)
     tr = [i for i in range(n_train) if keep[i] and z1[i] >= gate - 1.0]
     print(f"training on {len(tr)} windows ({int(y[tr].sum())} positive)", flush=True)
-    net = train([windows[i] for i in tr], y[tr], args.epochs, args.seed)
+    net = train([windows[i] for i in tr], y[tr], args.epochs, args.seed,
+                lambda n: dev_recall(n, stage1, gate, (dev_pos, dev_neg)))
     reader = roundtrip(export(net, gate))
+    net.eval()
 
     with torch.no_grad():  # the numpy forward pass must match torch's
         sample = [i for i in range(n_train, len(items)) if keep[i]][:64]

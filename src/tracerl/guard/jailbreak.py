@@ -10,8 +10,7 @@ homoglyphs and full-width forms (folded by `normalize.canonical`), leetspeak
 Phrases match on a lower-cased canonical view; a match that only appears after a fold
 is reported with kind "obfuscation" and the fold named in `detail`. Paraphrases, other
 languages, fake instruction headers and indirect injections that no phrase names are
-the job of a small learned detector over the same view (override_model.py gating
-override_reader.py, issue 15);
+the job of a small learned detector over the same view (override_model.py, issue 15);
 its findings say "override detector" in `detail`.
 """
 
@@ -21,7 +20,7 @@ import base64
 import binascii
 import re
 
-from tracerl.guard import override_reader
+from tracerl.guard import override_model
 from tracerl.guard.findings import (
     Finding,
     Pattern,
@@ -34,10 +33,9 @@ from tracerl.guard.findings import (
 from tracerl.guard.normalize import View, canonical, leet
 
 CLASSIFIER_MIN_P = 0.7
-"""The override detector reports a segment at this probability or more (stage 2's,
-override_reader.py). Its trainer calibrates the reader's output bias so that this
-threshold fires on at most 2% of the development negatives
-(benchmarks/guard_model/train_reader.py, docs/guard.md)."""
+"""The override detector reports a segment at this probability or more. The trainer
+calibrates the model's bias so that this threshold fires on at most 2% of the
+development negatives (benchmarks/guard_model/train.py, docs/guard.md)."""
 _GAP = r"[^.!?\n]{0,60}?"
 _NEG = re.compile(r"\b(?:not|never|don't|do not|cannot|can't|won't|must not|shouldn't)\b")
 
@@ -352,11 +350,10 @@ class JailbreakScanner:
         return dedupe(found)
 
     def _learned(self, view: View, found: list[Finding]) -> list[Finding]:
-        """The override detector, a cascade (override_reader.py: override_model.py's
-        linear model gates, a small convolutional reader decides): paraphrases, other
-        languages, fake instruction headers and instructions addressed to the model in
-        documents. A span a rule already explains keeps the rule's finding."""
-        p, start, end, _ = override_reader.cascade().best(view.text)
+        """The override detector (override_model.py): paraphrases, other languages,
+        fake instruction headers and instructions addressed to the model in documents.
+        A span a rule already explains keeps the rule's finding, which names its kind."""
+        p, start, end = override_model.load().best(view.text)
         if p < CLASSIFIER_MIN_P:
             return []
         segment = view.text[start:end]

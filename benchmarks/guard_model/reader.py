@@ -1,20 +1,20 @@
-"""Stage 2 of the override detector: a small convolutional reader of flagged spans.
+"""Experiment of issue 15 (not shipped): a cascade whose stage 2 is a small
+convolutional reader of the spans the shipped linear detector flags.
 
-The linear model of override_model.py sums character n-gram weights, so it cannot tell
-"the agent is authorised to ..." under a fake header from the same header over benign
-text, nor "forget the umbrella" said to a person from "forget your rules" said to a
-model, except by the words it has seen. This model reads order: hashed character 1-4-gram
-embeddings, four dilated convolutions (receptive field about 60 characters: an
-addressee and the order that follows it), max- and mean-pooling, one logistic output.
-It is trained in torch (benchmarks/guard_model/train_reader.py) on the generator's data
-and shipped as numpy arrays (override_reader.npz, float16, about 2 MB); inference here
-is numpy only.
+The linear model of tracerl/guard/override_model.py sums character n-gram weights, so
+it cannot tell "the agent is authorised to ..." under a fake header from the same header
+over benign text except by the words it has seen. This reader sees order: hashed
+character 1-4-gram embeddings, four dilated convolutions (receptive field about 60
+characters: an addressee and the order after it), max- and mean-pooling, one logistic
+output; trained in torch (train_reader.py), inference here in numpy. In the cascade,
+stage 1 scores every span and only spans above a low gate (stored in reader.npz) are
+read, at most MAX_CANDIDATES windows of at most WINDOW characters each, so the cost is
+linear in the text plus a constant per flagged span.
 
-It runs in a cascade (`Cascade`): stage 1 scores every segment of the text in a few
-numpy passes and only the spans above its low gate (stored in this file, calibrated for
-recall) are read by stage 2, at most MAX_CANDIDATES of them, each in a window of at
-most WINDOW characters. Cost is therefore linear in the text (stage 1) plus a constant
-per flagged span; most benign text flags nothing and pays only stage 1.
+Result (docs/benchmarks.md, "Guard, cascade"): on the development data the reader is
+worse than stage 1 alone at every mix of the two, and on the hand-written sets too, so
+the scanner keeps stage 1. `python -m guard_model.reader` (from benchmarks/) prints the
+cascade's figures next to stage 1's.
 """
 
 from __future__ import annotations
@@ -28,7 +28,13 @@ import numpy as np
 from tracerl.guard import override_model
 from tracerl.guard.override_model import codes_of, hashed_grams, segments
 
-WEIGHTS_PATH = Path(__file__).with_name("override_reader.npz")
+WEIGHTS_PATH = Path(__file__).with_name("reader.npz")
+STAGE1_PATH = Path(__file__).with_name("reader_stage1.npz")
+"""The linear model the reader's gate was set on: the first retrain with grammar_more.py
+(its quoted-attack negatives included), not the shipped weights."""
+LINEAR_MORE_PATH = Path(__file__).with_name("linear_more.npz")
+"""The linear model retrained with grammar_more.py without quoted attacks (a candidate
+for shipping that the development data did not favour)."""
 ORDERS = (1, 2, 3, 4)
 BITS = 15
 """log2 of the shared embedding table's rows (all orders hash into one table)."""
@@ -168,5 +174,63 @@ def load(path: Path = WEIGHTS_PATH) -> Reader:
 
 @functools.lru_cache(maxsize=1)
 def cascade() -> Cascade:
-    """The shipped cascade: override_model's weights gate, this file's reader decides."""
-    return Cascade(override_model.load(), load())
+    """The experimental cascade: the linear weights it was trained behind gate, the
+    reader decides."""
+    return Cascade(override_model.load.__wrapped__(STAGE1_PATH), load())
+
+
+def main() -> None:
+    """The shipped linear detector, the two retrained linear models and the cascade,
+    each with the rules, on the development data, the corpus's held-out split and
+    paraphrase sets 3, 4 and 5."""
+    from guard_corpus import load_corpus
+    from guard_corpus.paraphrase_set3 import SETS_3
+    from guard_corpus.paraphrase_set4 import SETS_4
+    from guard_corpus.paraphrase_set5 import SETS_5
+    from guard_corpus.paraphrase_sets import SETS, SETS_2
+
+    from tracerl.guard import scan
+    from tracerl.guard.findings import lower_same_length
+    from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
+    from tracerl.guard.normalize import canonical
+
+    casc = cascade()
+
+    def rules(text: str) -> bool:
+        return any(f.scanner == "jailbreak" and f.score >= 0.5 and f.detail != "override detector"
+                   for f in scan(text, ["jailbreak"]))
+
+    def view(text: str) -> str:
+        return canonical(text, lower_same_length(text)).text
+
+    shipped = override_model.load()
+    more = override_model.load.__wrapped__(LINEAR_MORE_PATH)
+    detectors = {
+        "linear, shipped": lambda t: rules(t) or shipped.best(view(t))[0] >= CLASSIFIER_MIN_P,
+        "linear + grammar_more": lambda t: rules(t) or more.best(view(t))[0] >= CLASSIFIER_MIN_P,
+        "cascade's stage 1 alone":
+            lambda t: rules(t) or casc.stage1.best(view(t))[0] >= CLASSIFIER_MIN_P,
+        "cascade": lambda t: rules(t) or casc.best(view(t))[0] >= CLASSIFIER_MIN_P,
+    }
+    dev, held = load_corpus("dev"), load_corpus("heldout")
+
+    def split(items: list) -> list[tuple[str, bool]]:
+        return [(i.text, True) for i in items if i.positive and i.category == "jailbreak"] + [
+            (i.text, False) for i in items if not i.positive]
+
+    sets = {"sets 1+2 (dev)": [x for s in (SETS, SETS_2) for v in s.values() for x in v],
+            "dev split": split(dev), "held-out split": split(held),
+            "set 3": [x for v in SETS_3.values() for x in v],
+            "set 4": [x for v in SETS_4.values() for x in v],
+            "set 5": [x for v in SETS_5.values() for x in v]}
+    print("| set | detector | recall | FPR |\n|---|---|---:|---:|")
+    for name, items in sets.items():
+        for label, fired in detectors.items():
+            pos = [fired(t) for t, y in items if y]
+            neg = [fired(t) for t, y in items if not y]
+            print(f"| {name} | {label} | {sum(pos) / len(pos):.3f} ({sum(pos)}/{len(pos)}) | "
+                  f"{sum(neg) / len(neg):.3f} ({sum(neg)}/{len(neg)}) |")
+
+
+if __name__ == "__main__":
+    main()
