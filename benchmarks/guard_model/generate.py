@@ -141,10 +141,11 @@ def negative(rng: random.Random, corpus: list[str]) -> str:
 
 
 def dataset(seed: int = 15, n_pos: int = 12000, n_neg: int = 24000,
-            corpus: list[str] | None = None,
+            corpus: list[str] | None = None, more: bool = False,
             quoted_attacks: bool = False) -> tuple[list[str], list[int]]:
     """(texts, labels) shuffled; a quarter of the items carry a benign neighbour sentence
-    (the scanner scores pairs of adjacent segments too). `quoted_attacks` adds hard
+    (the scanner scores pairs of adjacent segments too). `more` adds grammar_more.py's
+    segments (the shipped weights were trained without them); `quoted_attacks` adds hard
     negatives that quote a whole attack inside security writing (for the experimental
     reader, which sees order; not for the linear model)."""
     rng = random.Random(seed)
@@ -152,10 +153,11 @@ def dataset(seed: int = 15, n_pos: int = 12000, n_neg: int = 24000,
     items += [(negative(rng, corpus or []), 0) for _ in range(n_neg)]
     items += [(grammar.positive(rng), 1) for _ in range(n_pos)]
     items += [(grammar.negative(rng), 0) for _ in range(n_neg * 2 // 3)]
-    more = [grammar_more.positive(rng) for _ in range(n_pos * 3 // 4)]
-    items += [(t, 1) for t in more]
-    items += [(grammar_more.negative(rng, rng.choice(more) if quoted_attacks else None), 0)
-              for _ in range(n_neg // 2)]
+    if more:
+        extra = [grammar_more.positive(rng) for _ in range(n_pos * 3 // 4)]
+        items += [(t, 1) for t in extra]
+        items += [(grammar_more.negative(rng, rng.choice(extra) if quoted_attacks else None), 0)
+                  for _ in range(n_neg // 2)]
     out = []
     for text, label in items:
         if rng.random() < 0.25:

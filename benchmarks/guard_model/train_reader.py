@@ -195,7 +195,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     corpus = [i.text for i in load_corpus("dev") if not (i.positive and i.category == "jailbreak")]
-    texts, labels = dataset(args.seed, corpus=corpus, quoted_attacks=True)
+    texts, labels = dataset(args.seed, corpus=corpus, more=True, quoted_attacks=True)
     items = list(zip(texts, labels, strict=True))
     random.Random(args.seed).shuffle(items)
     items = items[: args.limit or len(items)]
