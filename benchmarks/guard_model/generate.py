@@ -1,4 +1,5 @@
-"""Training segments for the override detector, composed from phrases.py (seeded).
+"""Training segments for the override detector, composed from phrases.py, grammar.py and
+grammar_more.py (seeded).
 
 A positive is one instruction-override segment (or a header or address followed by its
 order, as one span); a negative is a benign segment: the hard negatives of phrases.py,
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from guard_model import grammar
+from guard_model import grammar, grammar_more
 from guard_model.phrases import EN, LANGS, NEGATIVE
 
 _HOSTS = ("collect-data.io", "files-sync.net", "promo-deals.shop", "audit-log.org",
@@ -140,14 +141,23 @@ def negative(rng: random.Random, corpus: list[str]) -> str:
 
 
 def dataset(seed: int = 15, n_pos: int = 12000, n_neg: int = 24000,
-            corpus: list[str] | None = None) -> tuple[list[str], list[int]]:
+            corpus: list[str] | None = None, more: bool = False,
+            quoted_attacks: bool = False) -> tuple[list[str], list[int]]:
     """(texts, labels) shuffled; a quarter of the items carry a benign neighbour sentence
-    (the scanner scores pairs of adjacent segments too)."""
+    (the scanner scores pairs of adjacent segments too). `more` adds grammar_more.py's
+    segments (the shipped weights were trained without them); `quoted_attacks` adds hard
+    negatives that quote a whole attack inside security writing (for the experimental
+    reader, which sees order; not for the linear model)."""
     rng = random.Random(seed)
     items = [(positive(rng), 1) for _ in range(n_pos)]
     items += [(negative(rng, corpus or []), 0) for _ in range(n_neg)]
     items += [(grammar.positive(rng), 1) for _ in range(n_pos)]
     items += [(grammar.negative(rng), 0) for _ in range(n_neg * 2 // 3)]
+    if more:
+        extra = [grammar_more.positive(rng) for _ in range(n_pos * 3 // 4)]
+        items += [(t, 1) for t in extra]
+        items += [(grammar_more.negative(rng, rng.choice(extra) if quoted_attacks else None), 0)
+                  for _ in range(n_neg // 2)]
     out = []
     for text, label in items:
         if rng.random() < 0.25:

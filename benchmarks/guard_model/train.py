@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 from guard_corpus import load_corpus
@@ -99,6 +100,14 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=300)
     parser.add_argument("--l2", type=float, default=1e-6)
     parser.add_argument("--max-fpr", type=float, default=0.002)
+    parser.add_argument("--more", action="store_true",
+                        help="add grammar_more.py's segments (the experiment 'linear + "
+                             "grammar_more' of docs/benchmarks.md; not the shipped weights)")
+    parser.add_argument("--quoted-attacks", action="store_true",
+                        help="with --more, also quoted-attack negatives (the cascade's gate, "
+                             "guard_model/reader_stage1.npz)")
+    parser.add_argument("--out", type=Path, default=override_model.WEIGHTS_PATH,
+                        help="where to write the weights (default: the shipped file)")
     parser.add_argument("--calibrate-only", action="store_true",
                         help="only re-calibrate the bias of the shipped model on dev data")
     args = parser.parse_args()
@@ -107,7 +116,8 @@ def main() -> None:
         print("wrote src/tracerl/guard/override_model.npz")
         return
     corpus = [i.text for i in load_corpus("dev") if not (i.positive and i.category == "jailbreak")]
-    texts, labels = dataset(args.seed, corpus=corpus)
+    texts, labels = dataset(args.seed, corpus=corpus, more=args.more,
+                            quoted_attacks=args.quoted_attacks)
     y = np.array(labels, dtype=float)
     cut = len(texts) * 9 // 10
     t0 = time.perf_counter()
@@ -128,8 +138,8 @@ def main() -> None:
     fpr = float(((held >= 0.5) & (yh == 0)).sum() / (yh == 0).sum())
     print(f"held-back generated segments: recall {rec:.3f}, FPR {fpr:.4f} "
           f"(bias shifted by {shift:.2f})")
-    override_model.save(calibrate(model))
-    print("wrote src/tracerl/guard/override_model.npz")
+    override_model.save(calibrate(model), args.out)
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from tracerl.guard.override_model import (
     OverrideModel,
     codes_of,
     gram_buckets,
+    hashed_grams,
     load,
     save,
     segments,
@@ -47,6 +48,19 @@ def test_gram_buckets_match_the_reference_hash() -> None:
     for n in ORDERS:
         assert list(gram_buckets(codes, n)) == [_bucket(codes[i : i + n], n)
                                                 for i in range(len(codes) - n + 1)]
+
+
+def test_hashed_grams_of_other_orders_and_a_shared_table_use_the_same_hash() -> None:
+    def shared_bucket(gram: np.ndarray, n: int, bits: int) -> int:
+        h = int(gram[0])
+        for c in gram[1:]:
+            h = ((h * 0x01000193) & 0xFFFFFFFF) ^ int(c)
+        return (((h ^ (n * 0x2545F491)) * 0x9E3779B1) & 0xFFFFFFFF) >> (32 - bits)
+
+    codes = codes_of("ab 東京 ok")
+    for got, n in zip(hashed_grams(codes, (1, 2, 4), 10, shared=True), (1, 2, 4), strict=True):
+        assert list(got) == [shared_bucket(codes[i : i + n], n, 10)
+                             for i in range(len(codes) - n + 1)]
 
 
 def test_span_logits_equal_a_loop_over_the_grams() -> None:

@@ -47,18 +47,27 @@ def gram_buckets(codes: np.ndarray, n: int) -> np.ndarray:
 
 
 def all_buckets(codes: np.ndarray) -> list[np.ndarray]:
-    """`gram_buckets` for every order in ORDERS, sharing one rolling hash: the hash of
-    the k-gram at i is hash(k-1-gram at i) * STEP ^ codes[i + k - 1]."""
+    """`gram_buckets` for every order in ORDERS (each order in its own 1 << BITS rows)."""
+    return hashed_grams(codes, ORDERS, BITS)
+
+
+def hashed_grams(codes: np.ndarray, orders: tuple[int, ...], bits: int,
+                 shared: bool = False) -> list[np.ndarray]:
+    """Hashed bucket of each character n-gram of `codes`, by start, for each n in
+    `orders` (ascending), sharing one rolling hash: the hash of the k-gram at i is
+    hash(k-1-gram at i) * STEP ^ codes[i + k - 1]. Each order gets its own 1 << bits
+    rows unless `shared`, when all orders hash into one table."""
     out: list[np.ndarray] = []
     h = codes
-    for k in range(2, ORDERS[-1] + 1):
+    for k in range(1, orders[-1] + 1):
         if len(codes) < k:
             h = codes[:0]
-        else:
+        elif k > 1:
             h = h[: len(codes) - k + 1] * _STEP ^ codes[k - 1 :]
-        if k in ORDERS:
+        if k in orders:
             f = (h ^ np.uint32(k * 0x2545F491)) * _MUL
-            out.append((f >> np.uint32(32 - BITS)).astype(np.int64) + (ORDERS.index(k) << BITS))
+            offset = 0 if shared else orders.index(k) << bits
+            out.append((f >> np.uint32(32 - bits)).astype(np.int64) + offset)
     return out
 
 
@@ -78,6 +87,17 @@ def segments(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     starts, ends = bounds[:-1], bounds[1:]
     keep = ends > starts  # also drops the empty spans of duplicate bounds
     return starts[keep], ends[keep]
+
+
+def spans(starts: np.ndarray, ends: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The spans a text of n characters is scored by: its segments of MIN_SEGMENT
+    characters or more and every pair of adjacent segments (the whole text if none)."""
+    single = (ends - starts) >= MIN_SEGMENT
+    spans_s = np.concatenate((starts[single], starts[:-1]))
+    spans_e = np.concatenate((ends[single], ends[1:]))
+    if len(spans_s) == 0:
+        return np.array([0]), np.array([n])
+    return spans_s, spans_e
 
 
 @dataclass(frozen=True)
@@ -114,11 +134,7 @@ class OverrideModel:
         if len(codes) < MIN_SEGMENT:
             return 0.0, 0, 0
         starts, ends = segments(codes)
-        single = (ends - starts) >= MIN_SEGMENT
-        spans_s = np.concatenate((starts[single], starts[:-1]))
-        spans_e = np.concatenate((ends[single], ends[1:]))
-        if len(spans_s) == 0:
-            spans_s, spans_e = np.array([0]), np.array([len(codes)])
+        spans_s, spans_e = spans(starts, ends, len(codes))
         z = self.logits(codes, spans_s, spans_e)
         i = int(np.argmax(z))
         return float(1.0 / (1.0 + np.exp(-z[i]))), int(spans_s[i]), int(spans_e[i])
