@@ -80,3 +80,21 @@ def test_a_draw_that_rounds_onto_the_total_takes_the_likeliest_token(monkeypatch
     weights = torch.tensor([[0.2, 0.7, 0.1, 0.0, 0.0]])
     monkeypatch.setattr(torch, "rand", lambda *a, **k: torch.ones(1, 1, dtype=torch.float64))
     assert draw(weights, None).tolist() == [1]
+
+
+def test_a_turn_allocates_each_layer_once(tiny_policy, monkeypatch):
+    """The prefix pass sizes every layer for the suffix pass and the whole turn's
+    decoding, so nothing is copied to grow the cache afterwards."""
+    grows = []
+    real = GrowingLayer._grow
+    monkeypatch.setattr(GrowingLayer, "_grow",
+                        lambda self, *a: (grows.append(id(self)), real(self, *a)))
+    tok = tiny_policy.tokenizer
+    prompt = tok.encode("<|im_start|>user\nwhat is 3 + 4?<|im_end|>\n<|im_start|>assistant\n",
+                        add_special_tokens=False)
+    contexts = [prompt] * 3 + [prompt + tok.encode(f"{'z' * 9 * i}", add_special_tokens=False)
+                               for i in range(1, 4)]
+    TransformersSampler(tiny_policy.model, tiny_policy.pad_id).generate(
+        contexts, SamplingParams(temperature=0.0, max_new_tokens=30))
+    layers = tiny_policy.model.config.num_hidden_layers
+    assert len(grows) == len(set(grows)) == layers

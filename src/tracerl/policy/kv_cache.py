@@ -5,8 +5,8 @@ transformers' DynamicCache appends each decoding step's keys and values with
 turn. On SmolLM2-135M (30 layers, 3 KV heads of 64) a batch of 32 rows at 330
 positions copies about 240 MB per decoding step that way, a sixth of the step's time
 on this CPU. `GrowingLayer` keeps each layer in a buffer with room to spare (the
-sampler sizes the room for a turn's token budget) and hands attention a view of the
-filled part.
+sampler sizes it once for the whole turn) and hands attention a view of the filled
+part.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ SPARE = 64
 
 class GrowingLayer(DynamicLayer):
     """One layer's keys and values in buffers (B, H, capacity, D), filled up to `length`;
-    `keys` and `values` are views of the filled part, as DynamicLayer's tensors are. A
-    layer that grows makes room for `spare` more positions, or a quarter of what it holds
-    if that is more."""
+    `keys` and `values` are views of the filled part, as DynamicLayer's tensors are. Its
+    first buffer has room for `spare` positions beyond the first update; one that grows
+    later makes room for `spare` more, or a quarter of what it holds if that is more."""
 
     def __init__(self, spare: int = SPARE) -> None:
         super().__init__()
@@ -37,7 +37,7 @@ class GrowingLayer(DynamicLayer):
         self._k = self._v = None
 
     def _grow(self, need: int, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
-        room = need + max(self.spare, need // 4)
+        room = need + self.spare if self._k is None else need + max(self.spare, need // 4)
         k_shape = (*key_states.shape[:-2], room, key_states.shape[-1])
         v_shape = (*value_states.shape[:-2], room, value_states.shape[-1])
         k = key_states.new_empty(k_shape)
@@ -97,8 +97,8 @@ class GrowingLayer(DynamicLayer):
 
 
 def growing_cache(spare: int = SPARE) -> Cache:
-    """An empty cache of GrowingLayers, one made lazily per decoder layer, each growing by
-    `spare` positions at least (the sampler passes its token budget: a turn's decoding
-    then never grows the cache)."""
+    """An empty cache of GrowingLayers, one made lazily per decoder layer, each with room
+    for `spare` positions beyond its first update (the sampler passes what its suffix
+    pass and the turn's decoding will add, so the cache never grows)."""
     # Cache calls `layer_class_to_replicate()` for each new layer: any factory will do.
     return Cache(layer_class_to_replicate=partial(GrowingLayer, spare))  # type: ignore[arg-type]

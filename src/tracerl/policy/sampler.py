@@ -215,10 +215,13 @@ class TransformersSampler:
                 s.finish = "stop"
         return hit
 
-    def _prefill(self, contexts: list[list[int]], cache: Cache, device: torch.device
-                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Fill `cache` with the contexts; the last position's logits (B, V), the
-        attention mask (B, T) and position ids (B, T) the decoding continues from.
+    def _prefill(self, contexts: list[list[int]], decode: int, device: torch.device
+                 ) -> tuple[Cache, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A cache filled with the contexts, with room for `decode` more positions; the
+        last position's logits (B, V), the attention mask (B, T) and position ids (B, T)
+        the decoding continues from. The cache is sized once, for the widest row's whole
+        turn: the prefix pass allocates room for the suffix pass and the decoding too, so
+        nothing is copied to grow it.
 
         Shared prefixes run once (tracerl.policy.prefix): the prefix pass holds one row
         per cluster, its cache rows are repeated for the cluster's members, and the
@@ -226,20 +229,22 @@ class TransformersSampler:
         last column (padding in the middle is masked; positions stay contiguous)."""
         plan = plan_prefixes(contexts)
         if any(not p for p in plan.prefixes):  # a one-token context: nothing to share
+            cache = growing_cache(spare=decode)
             ids, mask = _left_pad(contexts, self.pad_id, device)
             positions = (mask.cumsum(-1) - 1).clamp(min=0)
-            return self._run(ids, mask, positions, cache), mask, positions
+            return cache, self._run(ids, mask, positions, cache), mask, positions
+        suffixes = [plan.suffix(contexts, i) for i in range(len(contexts))]
+        cache = growing_cache(spare=max(map(len, suffixes)) + decode)
         ids, mask = _left_pad(plan.prefixes, self.pad_id, device)  # (C, P)
         self._run(ids, mask, (mask.cumsum(-1) - 1).clamp(min=0), cache, logits=False)
         g = torch.tensor(plan.cluster, device=device)
         if plan.cluster != list(range(len(contexts))):
             cache.batch_select_indices(g)  # (C, ...) -> (B, ...)
-        sids, smask = _left_pad([plan.suffix(contexts, i) for i in range(len(contexts))],
-                                self.pad_id, device)  # (B, S)
+        sids, smask = _left_pad(suffixes, self.pad_id, device)  # (B, S)
         cut = torch.tensor(plan.cut, device=device)[:, None]
         positions = cut + (smask.cumsum(-1) - 1).clamp(min=0)  # (B, S)
         mask = torch.cat([mask[g], smask], dim=1)  # (B, P+S)
-        return self._run(sids, mask, positions, cache), mask, positions
+        return cache, self._run(sids, mask, positions, cache), mask, positions
 
     def _run(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
              cache: Cache, logits: bool = True) -> torch.Tensor:
@@ -269,8 +274,7 @@ class TransformersSampler:
             if stop_text is None:
                 stop_text = StopText(self.tokenizer, params.stop_strings)
                 self._stop_text[params.stop_strings] = stop_text
-        cache = growing_cache(spare=max(budgets) + 1)
-        logits, mask, positions = self._prefill(contexts, cache, device)
+        cache, logits, mask, positions = self._prefill(contexts, max(budgets), device)
         samples = [Sample([], [], "length", 0.0) for _ in contexts]
         batch = list(range(len(contexts)))  # batch row r holds sample batch[r]; -1: done
         pos = positions[:, -1:]  # (B, 1)
