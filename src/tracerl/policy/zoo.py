@@ -145,10 +145,13 @@ SMOLLM2_PRESET: Mapping[str, Any] = {
     # LoRA on a bfloat16 base: the adapter trains in float32 (peft), the frozen base
     # samples at bfloat16 speed (2.1-2.5x float32 here, AMX) and peak RSS stays ~2 GB.
     "dtype": "bfloat16", "lora.r": 16, "lora.alpha": 32,
-    # Updates in pieces of <= 1,024 positions: one 32-sequence RL update peaked at
-    # 10 GB in one piece, 4.2 GB in 1,536-position pieces, 3.2 GB in 1,024 (a process
-    # with the model loaded is 1.2 GB), and smaller pieces ran no slower.
-    "micro_batch_tokens": 1024,
+    # Updates in pieces of <= 768 positions: one 32-sequence RL update peaked at 10 GB
+    # in one piece, 4.2 GB in 1,536-position pieces, 3.2 GB in 1,024 (a process with the
+    # model loaded is 1.2 GB). With the system prompt counted once per piece, a 4 x 8
+    # update peaked at 2.72 GB in 1,024-position pieces and 2.30 GB in 768 (29% more
+    # CPU: a group split in more runs reruns its prompt more often); whole runs of seed 2
+    # peaked at 3.9 GB with 1,024, which leaves too little room under 4 GB.
+    "micro_batch_tokens": 768,
     # A short SFT (16 steps) teaches the tool format; RL does the rest.
     "sft.demos": 128, "sft.batch_size": 8, "sft.lr": 5.0e-4,
     "rl.steps": 10, "rl.tasks_per_step": 4, "rl.group_size": 8, "rl.lr": 1.0e-4,
