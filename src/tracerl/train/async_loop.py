@@ -232,6 +232,7 @@ class AsyncRL:
         t0 = time.perf_counter()
         items = self._collect()
         wait_s = time.perf_counter() - t0
+        self._top_up()  # the taken groups' room: the workers sample on during the update
         groups = [f.group for f in items]
         staleness = [self.state.version - group_version(g) for g in groups]
         buffered = len(self.buffer)
