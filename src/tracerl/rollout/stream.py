@@ -29,7 +29,7 @@ import functools
 import queue
 import threading
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,7 +87,8 @@ class StreamingRollout:
     The runner's sampler must accept weight syncs (tracerl.policy.sampling.WeightSync).
     """
 
-    def __init__(self, runner: RolloutRunner, max_groups: int) -> None:
+    def __init__(self, runner: RolloutRunner, max_groups: int,
+                 on_finished: Callable[[Finished], None] | None = None) -> None:
         if not isinstance(runner.sampler, WeightSync):
             raise TypeError(f"{type(runner.sampler).__name__} has no load_weights(): async "
                             "rollouts need a sampler the learner can sync weights into")
@@ -101,6 +102,9 @@ class StreamingRollout:
         """Set when the loop died (the traceback); the stream then hands out nothing."""
         self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         self._done: queue.SimpleQueue[Finished] = queue.SimpleQueue()
+        self._finish: Callable[[Finished], None] = on_finished or self._done.put
+        """Where a finished group goes: `drain` hands it out, or `on_finished` is called
+        with it on the loop's thread (a worker process's outbox: nothing polls for it)."""
         self._lock = threading.Lock()
         self._weights: tuple[list[tuple[str, Any]], int] | None = None
         self._stop = threading.Event()
@@ -181,7 +185,7 @@ class StreamingRollout:
         except Exception:  # contained: the group is handed out empty and counted
             self.stats.failed_groups += 1
             self.stats.errors.append(traceback.format_exc())
-            self._done.put(Finished(job.index, Group(job.task, [])))
+            self._finish(Finished(job.index, Group(job.task, [])))
             return None
         return _Live(job, list(episodes))
 
@@ -229,7 +233,7 @@ class StreamingRollout:
             await asyncio.gather(*(self.runner._close(ep) for ep in g.episodes))
             self.runner._judge([ep.trajectory for ep in g.episodes])  # one batch per group
             self.runner.stats.trajectories += len(g.episodes)
-            self._done.put(Finished(g.job.index, Group(
+            self._finish(Finished(g.job.index, Group(
                 g.job.task, [ep.trajectory for ep in g.episodes])))
             self.stats.groups += 1
         del self.runner.stats.errors[:-KEEP_ERRORS], self.stats.errors[:-KEEP_ERRORS]
