@@ -4,9 +4,9 @@ Finished groups wait here until the learner takes a batch, the oldest first (low
 policy version, then first finished). The bound is the point: the learner's owner
 assigns new groups only while in-flight plus buffered groups stay under `capacity`, so
 memory is bounded and a slow learner slows sampling (back-pressure) instead of piling up
-ever staler trajectories. A group whose oldest
-turn was sampled more than `max_staleness` versions before the learner's is dropped when
-taken, and returned so the caller can count it.
+ever staler trajectories. A group whose oldest turn was sampled more than
+`max_staleness` versions before the learner's is dropped when taken, and returned so
+the caller can count it.
 """
 
 from __future__ import annotations
