@@ -62,15 +62,17 @@ def _train(model: str, overrides: list[str], out: str) -> dict[str, float]:
     step_s = sum(r["rollout_s"] + r["update_s"] + r.get("weight_sync_s", 0.0) for r in rl)
     trajs = len(rl) * cfg.rl.tasks_per_step * cfg.rl.group_size
 
-    def median(key: str) -> float:
-        return statistics.median(r.get(key, 0.0) for r in rl)
+    def mean(key: str) -> float:
+        """Per-step mean: the async worker's counters arrive every 0.5 s, so most steps
+        read 0 and a few read several steps' worth (a median of them says nothing)."""
+        return statistics.mean(r.get(key, 0.0) for r in rl)
 
     return {"traj_s": trajs / step_s, "success": summary.success_after,
             "success_before": summary.success_before or 0.0,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
-            "wait_s": median("rollout_s"), "sample_s": median("sample_s"),
-            "update_s": median("update_s"), "sync_s": median("weight_sync_s"),
+            "wait_s": mean("rollout_s"), "sample_s": mean("sample_s"),
+            "update_s": mean("update_s"), "sync_s": mean("weight_sync_s"),
             "staleness": statistics.mean(r.get("staleness_mean", 0.0) for r in rl),
             "stale": rl[-1].get("stale_groups", 0.0), "tool_use": statistics.mean(
                 r["tool_use"] for r in rl)}
@@ -169,18 +171,23 @@ def expected_ratio(sync: list[dict[str, float]], asyn: list[dict[str, float]]) -
     """The ratio the per-component times predict: a sync step is its rollout plus its
     update; an async step is the slower of the learner (update + weight sync) and the
     worker's sampling of one step's trajectories (tool waits hidden behind other
-    episodes' sampling)."""
+    episodes' sampling). Beside it, the async step as measured (the learner's wait for
+    groups included) and how busy that kept the worker's sampler: under 100% the worker
+    idles on tool waits or on jobs the learner has not handed out yet."""
     def mean(rows: list[dict[str, float]], key: str) -> float:
         return statistics.mean(r[key] for r in rows)
 
     sync_step = mean(sync, "wait_s") + mean(sync, "update_s")
     learner = mean(asyn, "update_s") + mean(asyn, "sync_s")
     worker = mean(asyn, "sample_s")
-    return (f"per step (medians, mean over seeds): sync = rollout {mean(sync, 'wait_s'):.2f} s "
+    measured = mean(asyn, "wait_s") + learner
+    return (f"per step (means over steps and seeds): sync = rollout {mean(sync, 'wait_s'):.2f} s "
             f"(sampling {mean(sync, 'sample_s'):.2f} s) + update {mean(sync, 'update_s'):.2f} s "
             f"= {sync_step:.2f} s; async = max(learner {learner:.2f} s, worker sampling "
             f"{worker:.2f} s) = {max(learner, worker):.2f} s; expected ratio "
-            f"{sync_step / max(learner, worker):.2f}x")
+            f"{sync_step / max(learner, worker):.2f}x; async measured {measured:.2f} s "
+            f"(learner waits {mean(asyn, 'wait_s'):.2f} s, worker sampler busy "
+            f"{worker / measured:.0%})")
 
 
 def main() -> None:

@@ -28,6 +28,15 @@ def test_groups_come_out_oldest_first():
     assert [f.index for f in buf.items()] == [2]
 
 
+def test_a_group_sampled_earlier_comes_out_first_even_if_it_finished_later():
+    buf = GroupBuffer(4)
+    buf.put(_finished(0, 3))
+    buf.put(_finished(1, 2, 4))  # finished after 0, but its first turn is older
+    buf.put(_finished(2, 3))
+    assert [f.index for f in buf.take(2)] == [1, 0]
+    assert [f.index for f in buf.items()] == [2]
+
+
 def test_a_group_is_as_old_as_its_oldest_trajectory_and_stale_ones_are_dropped():
     assert group_version(_finished(0, 3, 1, 2).group) == 1
     buf = GroupBuffer(4)

@@ -7,7 +7,7 @@ from tracerl.envs.calc import CalcFamily
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutConfig, RolloutRunner
-from tracerl.rollout.stream import Job, StreamingRollout
+from tracerl.rollout.stream import Job, StreamingRollout, length_buckets
 from tracerl.tools.latency import LatencyProfile
 
 
@@ -107,3 +107,12 @@ def test_a_group_whose_env_cannot_start_is_handed_out_empty_and_counted(tiny_pol
     assert finished.index == 3 and finished.group.trajectories == []
     assert stream.stats.failed_groups == 1 and "sandbox pool is down" in stream.stats.errors[0]
     assert stream.error is None
+
+
+def test_a_call_mixing_first_turns_with_long_contexts_is_split_longest_first():
+    first, after_tool = 36, 125
+    assert length_buckets([first, after_tool, first, first, after_tool]) == [[1, 4], [0, 2, 3]]
+    assert length_buckets([first] * 8) == [list(range(8))]  # one length: one call
+    # a few short rows among long ones pad little: a second call would cost more
+    assert length_buckets([after_tool] * 16 + [first] * 2) == [list(range(18))]
+    assert length_buckets([]) == [] and length_buckets([7]) == [[0]]

@@ -135,3 +135,42 @@ def test_a_family_that_cannot_travel_keeps_its_worker_in_this_process(tiny_polic
         assert isinstance(pool, LocalRollouts) and pool.counters().workers == 1
     finally:
         pool.close()
+
+
+def test_ctrl_c_in_the_update_hands_the_step_groups_back(fresh_tiny_policy, tmp_path):
+    """Ctrl-C lands in the update (the longest part of an async step), after the step
+    took its groups from the buffer: the checkpoint still accounts for every group, the
+    interrupted step's as groups to sample again, and the version is not bumped."""
+    from tracerl.envs.calc import CalcFamily
+    from tracerl.runtime.local import LocalRollouts
+    from tracerl.train.async_loop import WorkerRunner
+    from tracerl.train.optim import adamw
+    from tracerl.train.rl_step import RLStep
+    from tracerl.train.runner import build_runner
+
+    cfg = configlib.load(TrainConfig, None, [*TINY, "rl.buffer_groups=4"])
+    family = CalcFamily(calls=1)
+    learner = RLStep(fresh_tiny_policy, cfg, family, build_runner(cfg, fresh_tiny_policy,
+                                                                   family))
+    pool = LocalRollouts(WorkerRunner(cfg, fresh_tiny_policy, family), 4)
+    loop = AsyncRL(learner, adamw(fresh_tiny_policy.model.parameters(), 1e-4), family, pool)
+    try:
+        loop.step(0)
+        update = learner.update
+
+        def interrupted(*args, **kwargs):  # SIGINT's KeyboardInterrupt, raised mid-update
+            raise KeyboardInterrupt
+
+        learner.update = interrupted
+        with pytest.raises(KeyboardInterrupt):
+            loop.step(1)
+        learner.update = update
+        loop.save(tmp_path)
+    finally:
+        loop.close()
+    state, buffered = AsyncRL.load(tmp_path)
+    assert state is not None and state.version == 1 and len(state.trained) == 2
+    every = state.trained + state.stale + state.lost + state.requeue + \
+        [f.index for f in buffered]
+    assert sorted(every) == list(range(state.next_index))  # none lost, none twice
+    assert len(state.requeue) >= 2  # the interrupted step's groups, to sample again

@@ -1,11 +1,12 @@
 """The bounded buffer between rollout workers and the learner (async training).
 
-Finished groups wait here, oldest first, until the learner takes a batch. The bound is
-the point: the learner's owner assigns new groups only while in-flight plus buffered
-groups stay under `capacity`, so memory is bounded and a slow learner slows sampling
-(back-pressure) instead of piling up ever staler trajectories. A group whose oldest
-turn was sampled more than `max_staleness` versions before the learner's is dropped when
-taken, and returned so the caller can count it.
+Finished groups wait here until the learner takes a batch, the oldest first (lowest
+policy version, then first finished). The bound is the point: the learner's owner
+assigns new groups only while in-flight plus buffered groups stay under `capacity`, so
+memory is bounded and a slow learner slows sampling (back-pressure) instead of piling up
+ever staler trajectories. A group whose oldest turn was sampled more than
+`max_staleness` versions before the learner's is dropped when taken, and returned so
+the caller can count it.
 """
 
 from __future__ import annotations
@@ -42,8 +43,16 @@ class GroupBuffer:
         return stale
 
     def take(self, n: int) -> list[Finished]:
-        """The `n` oldest groups (fewer if fewer are here)."""
-        return [self._items.popleft() for _ in range(min(n, len(self._items)))]
+        """The `n` oldest groups (fewer if fewer are here): the lowest policy version
+        first, then the first finished. A group sampled early that finished late (a
+        longer episode) goes before younger ones, rather than ageing past the staleness
+        bound behind them."""
+        order = sorted(range(len(self._items)),
+                       key=lambda i: (group_version(self._items[i].group), i))[:n]
+        taken = [self._items[i] for i in order]
+        chosen = set(order)
+        self._items = deque(f for i, f in enumerate(self._items) if i not in chosen)
+        return taken
 
     def items(self) -> list[Finished]:
         """The buffered groups, oldest first (what a checkpoint saves)."""

@@ -19,8 +19,8 @@ from typing import Any
 from tracerl.rollout.stream import Finished, Job, StreamingRollout
 from tracerl.runtime.base import PoolCounters, RunnerFactory
 
-SERVE_POLL_S = 0.005
 COUNTERS_EVERY_S = 0.5
+"""How often the worker process sends its counters (and looks at its parent)."""
 
 
 class LocalRollouts:
@@ -59,17 +59,21 @@ class LocalRollouts:
 
 def _serve(factory: RunnerFactory, max_groups: int, threads: int, inbox: Any,
            outbox: Any, parent: int) -> None:
-    """The worker process: a StreamingRollout, fed and drained through two queues. It
-    stops with the learner, even one killed without a word (SIGKILL)."""
+    """The worker process: a StreamingRollout, fed through one queue; its finished groups
+    go into the other as they finish (from the stream's thread). This thread sleeps on
+    the inbox: it used to wake every 5 ms to forward groups, and each wake took the GIL
+    from the sampler thread. It stops with the learner, even one killed without a word
+    (SIGKILL)."""
     import torch
 
     torch.set_num_threads(threads)
-    stream = StreamingRollout(factory(0), max_groups)
+    stream = StreamingRollout(factory(0), max_groups,
+                              on_finished=lambda item: outbox.put(("group", item)))
     stream.start()
     last = 0.0
     while True:
         try:
-            kind, payload = inbox.get(timeout=SERVE_POLL_S)
+            kind, payload = inbox.get(timeout=COUNTERS_EVERY_S)
         except queue.Empty:
             kind, payload = "", None
         if kind == "stop" or os.getppid() != parent:
@@ -78,8 +82,6 @@ def _serve(factory: RunnerFactory, max_groups: int, threads: int, inbox: Any,
             stream.submit(payload)
         elif kind == "sync":
             stream.sync(*payload)
-        for item in stream.drain(0.0):
-            outbox.put(("group", item))
         if stream.error is not None:
             outbox.put(("error", stream.error))
             break

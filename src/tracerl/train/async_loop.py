@@ -20,7 +20,12 @@ Bounds and bookkeeping:
 - Every index handed out is trained, dropped stale, lost with a dead worker, buffered
   or in flight; a checkpoint records all five (AsyncState plus the buffered groups), so
   a resumed run keeps its version and staleness state, re-samples what was in flight,
-  and neither repeats nor skips a group.
+  and neither repeats nor skips a group. A step cut short by Ctrl-C after it took its
+  groups (in the update) hands them back to be sampled again.
+- The room the learner takes from the buffer is handed out again before the update, so
+  the workers sample through it (the update is over half an async step; groups assigned
+  after it arrived too late and the learner waited on them). Those groups' first turns
+  are one version older.
 """
 
 from __future__ import annotations
@@ -148,14 +153,20 @@ class AsyncRL:
         for item in buffered or []:
             self.buffer.put(item)
         self.in_flight: set[int] = set()
+        self._taken: list[int] = []
+        """The groups of the step being trained, until they count as trained."""
         self._tasks: tuple[int, list[Task]] | None = None
         self._counters = pool.counters()
         self._sync()
 
     # -- checkpoints -----------------------------------------------------------------------
     def save(self, directory: Path) -> None:
-        """Write the state (in-flight groups become `requeue`) and the buffered groups."""
-        state = replace_requeue(self.state, sorted(self.in_flight | set(self.state.requeue)))
+        """Write the state (in-flight groups, and those of a step cut short before they
+        were trained, become `requeue`) and the buffered groups."""
+        trained = set(self.state.trained)
+        untrained = {i for i in self._taken if i not in trained}
+        state = replace_requeue(self.state,
+                                sorted(self.in_flight | untrained | set(self.state.requeue)))
         (directory / STATE_FILE).write_text(json.dumps(asdict(state)))
         (directory / BUFFER_FILE).write_bytes(pickle.dumps(self.buffer.items()))
 
@@ -231,7 +242,9 @@ class AsyncRL:
         """Wait for a batch of fresh groups, update once, sync the weights."""
         t0 = time.perf_counter()
         items = self._collect()
+        self._taken = [f.index for f in items]
         wait_s = time.perf_counter() - t0
+        self._top_up()  # the taken groups' room: the workers sample on during the update
         groups = [f.group for f in items]
         staleness = [self.state.version - group_version(g) for g in groups]
         buffered = len(self.buffer)
@@ -239,8 +252,9 @@ class AsyncRL:
         update = self.learner.update(groups, self.optimizer, step,
                                      torch.Generator().manual_seed(step_seed(self.cfg.seed, step)))
         update_s = time.perf_counter() - t0
-        self.state.version += 1
         self.state.trained += [f.index for f in items]
+        self.state.version += 1
+        self._taken = []
         sync_s = self._sync()
         self._top_up()
         return StepResult(self._metrics(groups, update, wait_s, update_s, trace_failures, {

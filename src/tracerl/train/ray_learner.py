@@ -42,7 +42,7 @@ from tracerl.train.optim import adamw
 from tracerl.train.reference import Reference
 from tracerl.train.rl_step import CRITIC_FILE, RLStep
 from tracerl.train.runner import build_runner, build_sampler, build_task_family
-from tracerl.train.step import StepResult
+from tracerl.train.step import StepInterrupted, StepResult
 
 LEARNER_FILES = (STATE_FILE, BUFFER_FILE, CRITIC_FILE)
 """What the learner adds to a checkpoint beyond the policy and the optimizer."""
@@ -141,9 +141,24 @@ class RemoteLearner:
             raise
 
     def step(self, step: int, trace_failures: int | None = None) -> StepResult:
-        """One update in the actor: wait for groups, update, sync the workers' weights."""
+        """One update in the actor: wait for groups, update, sync the workers' weights.
+
+        Ctrl-C here stops the driver, not the actor, which finishes the step: the driver
+        waits for it (a second Ctrl-C gives up) and raises StepInterrupted with its
+        result, so the checkpoint the interrupt writes counts the update its weights
+        hold (the policy version is not one ahead of the step count on resume)."""
+        ref = self.actor.step.remote(step, trace_failures)
         try:
-            result = ray.get(self.actor.step.remote(step, trace_failures))
+            result = ray.get(ref)
+        except KeyboardInterrupt:
+            try:
+                result = ray.get(ref)  # the actor goes on with the step: wait for it
+            except BaseException:
+                self._broken = True
+                raise
+            self.updates += 1
+            self._stale = True
+            raise StepInterrupted(result) from None
         except BaseException:
             self._broken = True  # an actor that failed has no state worth fetching
             raise

@@ -26,6 +26,16 @@ class StepResult:
     """Every trajectory sampled this step (for tracing or inspection)."""
 
 
+class StepInterrupted(KeyboardInterrupt):
+    """Ctrl-C while a learner elsewhere (a Ray actor) ran a step it went on to finish:
+    the step happened, so the trainer records it before it checkpoints and stops, and
+    the checkpoint's step count and policy version agree."""
+
+    def __init__(self, result: StepResult) -> None:
+        super().__init__()
+        self.result = result
+
+
 def step_seed(seed: int, step: int) -> int:
     """The seed of RL step `step` (0-based): tasks and minibatch order, resume-proof."""
     return seed * 1_000_003 + step + 1

@@ -51,7 +51,7 @@ from tracerl.train.runner import (
     engine_sync,
 )
 from tracerl.train.sft import demonstrations, run_sft
-from tracerl.train.step import StepResult, rl_step
+from tracerl.train.step import StepInterrupted, StepResult, rl_step
 from tracerl.train.threads import choose_threads
 from tracerl.types import Trajectory
 
@@ -369,10 +369,12 @@ class Trainer:
         bar = self.progress.stage("RL", cfg.steps, completed=self.state.rl_step)
         while self.state.rl_step < cfg.steps:
             failures = self.tracer.failures if self.tracer is not None else None
-            result = self._run_step(failures)
-            self.state.rl_step += 1
-            self._trace(result.trajectories, "train", self.state.rl_step)
-            self.log.log("rl", self.state.rl_step, result.metrics.record())
+            try:
+                result = self._run_step(failures)
+            except StepInterrupted as stop:  # the learner actor finished it: count it
+                self._record_step(stop.result)
+                raise
+            self._record_step(result)
             r = result.metrics.rollout
             bar.update(self.state.rl_step, f"reward {r.reward_mean:.2f}  success {r.success:.2f}")
             every = self.cfg.eval.every
@@ -383,6 +385,11 @@ class Trainer:
             if self.state.rl_step % self.cfg.log.checkpoint_every == 0:
                 self._checkpoint(self.optimizer)
         bar.done()
+
+    def _record_step(self, result: StepResult) -> None:
+        self.state.rl_step += 1
+        self._trace(result.trajectories, "train", self.state.rl_step)
+        self.log.log("rl", self.state.rl_step, result.metrics.record())
 
     def _reference(self) -> Reference:
         """The policy at the start of RL: the disabled adapter with LoRA; else a frozen copy
