@@ -15,6 +15,11 @@ the time between two of its on_step_end callbacks minus the tracerl step run ins
 first. The first step of each side (warm-up) is excluded.
 
     python benchmarks/peer_trl.py [--steps 6] [--threads N] [--model DIR] [--only tiny|real]
+                                  [--lr LR]
+
+With a learning rate both policies drift apart within a few steps (on SmolLM2 the
+digit-fraction reward teaches short replies, and whichever side learns it first samples
+fewer tokens per completion); `--lr 0` keeps the work of every step alike on both sides.
 
 After the pair, the update's forward + backward is timed three ways (update_variants):
 logits over the whole sequence (tracerl's update before), over the loss positions only,
@@ -230,6 +235,10 @@ def main() -> None:
     ap.add_argument("--group", type=int, help="group size (default per model)")
     ap.add_argument("--tokens", type=int, help="max completion tokens (default per model)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lr", type=float,
+                    help="learning rate of both sides (default per model); 0 keeps both "
+                         "policies at the starting weights, so completions stay alike in "
+                         "length and the comparison is of the systems alone")
     args = ap.parse_args()
     torch.set_num_threads(choose_threads(args.threads).threads)
     warnings.filterwarnings("ignore")
@@ -246,7 +255,8 @@ def main() -> None:
             print(f"{name}: {absent(args.model)}")
             continue
         d = DEFAULTS["qwen2-tiny" if tiny else "real"]
-        s = Setting(args.tasks or d.tasks, args.group or d.group, args.tokens or d.tokens, d.lr)
+        s = Setting(args.tasks or d.tasks, args.group or d.group, args.tokens or d.tokens,
+                    d.lr if args.lr is None else args.lr)
         print(f"{name}: {s.tasks} prompts x G={s.group}, <= {s.tokens} completion tokens, "
               f"{args.steps} steps per side (first excluded)")
         ours, trl = run_pair(path, s, args.steps, args.seed, tmp / name, args.update_reps)
