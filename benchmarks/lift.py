@@ -6,7 +6,7 @@ all: held-out success before and after RL, the lift in points, the whole process
 wall time (model load, SFT, both evaluations and RL) and its peak resident memory
 (the kernel's high-water mark of that process, from wait4).
 
-    python benchmarks/lift.py examples/smollm2-calc.yaml --seeds 0 1 2 [key=value ...]
+    python benchmarks/lift.py examples/smollm2-calc.yaml [key=value ...] --seeds 0 1 2
 
 The last line is `mean lift: +N.N points (spread ...), wall <= M.M min, peak RSS <= G.GG GB`.
 """
