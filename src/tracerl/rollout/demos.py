@@ -17,12 +17,12 @@ later samples:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracerl.envs.base import EnvFactory, tool_schemas
 from tracerl.rollout.render import ChatRenderer
+from tracerl.rollout.sync import run_sync
 from tracerl.types import Message, Status, Task, Trajectory, Turn
 
 
@@ -50,7 +50,7 @@ def episode_openings(env_factory: EnvFactory, tasks: Sequence[Task]
         finally:
             await env.close()
 
-    return asyncio.run(run())
+    return run_sync(run())
 
 
 def trajectory_from_messages(renderer: ChatRenderer, task: Task, prompt: Sequence[Message],

@@ -32,6 +32,7 @@ from tracerl.rewards.base import BatchReward, Reward
 from tracerl.rewards.compose import as_reward
 from tracerl.rollout.config import RolloutConfig
 from tracerl.rollout.render import ChatRenderer
+from tracerl.rollout.sync import run_sync
 from tracerl.types import Group, Message, Status, Task, Trajectory, Turn, assistant_message
 
 ENTROPY_SUM = "policy/entropy_sum"
@@ -110,9 +111,10 @@ class RolloutRunner:
 
     def run(self, tasks: list[Task], policy_version: int = 0, *,
             group_size: int | None = None, temperature: float | None = None) -> list[Group]:
-        """Synchronous entry point: `asyncio.run(self.arun(...))`."""
-        return asyncio.run(self.arun(tasks, policy_version, group_size=group_size,
-                                     temperature=temperature))
+        """Synchronous entry point: `asyncio.run(self.arun(...))`, Ctrl-C included
+        (tracerl.rollout.sync)."""
+        return run_sync(self.arun(tasks, policy_version, group_size=group_size,
+                                  temperature=temperature))
 
     async def arun(self, tasks: list[Task], policy_version: int = 0, *,
                    group_size: int | None = None,
@@ -138,7 +140,7 @@ class RolloutRunner:
     def run_from(self, prefixes: list[Prefix], samples: int,
                  policy_version: int = 0) -> list[Group]:
         """Synchronous entry point of `arun_from`."""
-        return asyncio.run(self.arun_from(prefixes, samples, policy_version))
+        return run_sync(self.arun_from(prefixes, samples, policy_version))
 
     async def arun_from(self, prefixes: list[Prefix], samples: int,
                         policy_version: int = 0) -> list[Group]:

@@ -1,0 +1,47 @@
+"""Ctrl-C stops a rollout run from synchronous code even when a cancellation is lost on
+the way (Python 3.11's asyncio.wait_for can swallow one)."""
+
+import asyncio
+import os
+import signal
+import threading
+
+import pytest
+
+from tracerl.rollout.sync import run_sync
+
+
+async def _stubborn() -> str:
+    """Swallows cancellation, as 3.11's wait_for does when its inner future completes at
+    the moment the outer task is cancelled."""
+    for _ in range(60):
+        try:
+            await asyncio.sleep(0.01)
+        except asyncio.CancelledError:
+            pass
+    return "finished"
+
+
+def _interrupt_soon() -> None:
+    threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+
+
+def test_asyncio_run_loses_the_interrupt_when_the_cancellation_is_swallowed():
+    _interrupt_soon()
+    assert asyncio.run(_stubborn()) == "finished"  # what made Ctrl-C flaky in training
+
+
+def test_ctrl_c_raises_at_once_and_the_default_handler_comes_back():
+    _interrupt_soon()
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(_stubborn())
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert run_sync(asyncio.sleep(0, result=7)) == 7
+
+
+def test_off_the_main_thread_it_is_plain_asyncio_run():
+    out = []
+    worker = threading.Thread(target=lambda: out.append(run_sync(asyncio.sleep(0, result=3))))
+    worker.start()
+    worker.join()
+    assert out == [3]
