@@ -26,6 +26,15 @@ def _interrupt_soon() -> None:
     threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 
 
+@pytest.fixture(autouse=True)
+def _python_ctrl_c():
+    """Python's own SIGINT handler, as an interactive run has it (a suite started in the
+    background inherits SIGINT ignored)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def test_asyncio_run_loses_the_interrupt_when_the_cancellation_is_swallowed():
     _interrupt_soon()
     assert asyncio.run(_stubborn()) == "finished"  # what made Ctrl-C flaky in training

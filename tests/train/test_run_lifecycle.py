@@ -141,7 +141,10 @@ def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "tracerl.cli",
                              *_args(tmp_path, "c", "rl.steps=100000",
                                     "log.checkpoint_every=100000")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a suite started in the background (`cmd &`) runs with SIGINT
+                            # ignored, and children inherit that: give the run Ctrl-C back
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     started = run / "checkpoints" / "stage1-step000000"  # RL has begun
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None and not started.is_dir():
