@@ -11,7 +11,6 @@ which compares by identity). The child never sees an expected value.
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -181,8 +180,7 @@ def map_request(func: str, calls: list[bytes], last: bool = False) -> bytes:
     (`encode_call`'s), as the JSON message that goes on the wire. `last`: no request
     follows, so the child may end once it has answered (it stays when an answer is a
     reference the parent could still use)."""
-    head = json.dumps({"op": "map", "target": {"global": func}, "last": last},
-                      separators=(",", ":")).encode()
+    head = _wire.dumps({"op": "map", "target": {"global": func}, "last": last})
     return b"".join((head[:-1], b',"calls":[', b",".join(calls), b"]}"))
 
 
@@ -190,8 +188,7 @@ def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
     """One call of a pipelined request, JSON-encoded: plain values only (WireError
     otherwise). Already encoded, so that a call whose arguments the tests fix is
     encoded once (tracerl.rewards.prepared)."""
-    return json.dumps({"args": _wire.encode(args), "kwargs": _wire.encode(kwargs)},
-                      separators=(",", ":")).encode()
+    return _wire.dumps({"args": _wire.encode(args), "kwargs": _wire.encode(kwargs)})
 
 
 def _arg(rpc: CandidateRPC, value: Any) -> Any:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import json.decoder
+import json.encoder
 import socket
 import struct
 from array import array
@@ -32,10 +34,32 @@ class WireError(Exception):
     """A malformed frame or value: the peer broke the protocol."""
 
 
+def _not_json(obj: Any) -> Any:
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+# json.dumps/loads as one C call each, built once: the json module's Python layer
+# (an encoder object per dumps, encoding detection per loads) was most of their cost on
+# our small messages, and in a forked child each Python function it runs is a
+# copy-on-write page fault or more (issue 15). Same output and acceptance as
+# json.dumps(obj, separators=(",", ":")) and json.loads, cycles aside: messages are
+# built fresh by us or by `encode` (depth-bounded), so none has a cycle.
+_ENCODER = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
+    None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+_SCAN = json.decoder.JSONDecoder().scan_once
+
+
+def dumps(obj: Any) -> bytes:
+    """`obj` as compact JSON bytes (ASCII), as every message goes on the wire."""
+    if _ENCODER:
+        return "".join(_ENCODER(obj, 0)).encode()
+    return json.dumps(obj, separators=(",", ":")).encode()  # pragma: no cover - no _json
+
+
 def send_msg(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> None:
     """Send one length-prefixed JSON message, optionally carrying file descriptors.
     `obj` as bytes is taken as already JSON-encoded (a message built once, sent often)."""
-    data = obj if type(obj) is bytes else json.dumps(obj, separators=(",", ":")).encode()
+    data = obj if type(obj) is bytes else dumps(obj)
     if len(data) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
     header = _HEADER.pack(len(data))
@@ -86,16 +110,30 @@ def _size(head: bytes | bytearray) -> int:
     return size
 
 
-def _loads(body: bytes) -> Any:
+def _loads(body: bytes | bytearray) -> Any:
+    """One message's value. The fast path reads what our encoder writes (UTF-8, no
+    surrounding whitespace); anything else gets json.loads' full acceptance and errors.
+    Nesting too deep for the parser is a broken protocol too, not a RecursionError that
+    would escape the reader (a candidate could write such a frame on its socket)."""
+    try:
+        text = body.decode()
+        value, end = _SCAN(text, 0)
+        if end == len(text):
+            return value
+    except (ValueError, StopIteration, RecursionError):
+        pass
     try:
         return json.loads(body)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise WireError(f"undecodable message: {exc}") from None
 
 
 class Reader:
     """Messages from one socket, read in large chunks: replies that arrive back to back
-    (a pipelined request's) cost one recv between them instead of two each."""
+    (a pipelined request's) cost one recv between them instead of two each. A message
+    bigger than a chunk is read straight into a buffer of its own size: in a forked
+    child every fresh megabyte is 256 page faults, so a 10^5-int argument must not be
+    copied through a growing buffer and its slices (issue 15)."""
 
     CHUNK = 1 << 18
 
@@ -106,17 +144,37 @@ class Reader:
     def recv_msg(self) -> Any:
         """The next message; None at end of stream (a partial message included)."""
         buf = self._buf
-        while True:
-            if len(buf) >= _HEADER.size:
-                end = _HEADER.size + _size(buf)
-                if len(buf) >= end:
-                    body = bytes(buf[_HEADER.size:end])
-                    del buf[:end]
-                    return _loads(body)
-            part = self.sock.recv(self.CHUNK)
-            if not part:
+        while len(buf) < _HEADER.size:
+            if not self._fill():
                 return None
-            buf += part
+        end = _HEADER.size + _size(buf)
+        if len(buf) < end and end - len(buf) > self.CHUNK:
+            return self._recv_big(end)
+        while len(buf) < end:
+            if not self._fill():
+                return None
+        body = buf[_HEADER.size:end]
+        del buf[:end]
+        return _loads(body)
+
+    def _fill(self) -> bool:
+        part = self.sock.recv(self.CHUNK)
+        self._buf += part
+        return bool(part)
+
+    def _recv_big(self, end: int) -> Any:
+        body = bytearray(end - _HEADER.size)
+        have = len(self._buf) - _HEADER.size
+        body[:have] = memoryview(self._buf)[_HEADER.size:]
+        self._buf.clear()
+        view = memoryview(body)
+        while have < len(body):
+            n = self.sock.recv_into(view[have:])
+            if not n:
+                return None
+            have += n
+        view.release()
+        return _loads(body)
 
 
 # ---------------------------------------------------------------- value codec
@@ -194,7 +252,7 @@ def decode(data: Any, from_ref: RefHook | None = None, _depth: int = 0) -> Any:
     raise WireError(f"unknown tag {tag!r}")
 
 
-def _pack(value: Any, item_type: type) -> str | None:
+def _pack(value: Any, item_type: type) -> list[str] | None:
     """Items all of exact type int (each fitting in 64 bits) or float, packed; else None.
     Exact types only: a bool or an int subclass never gets here (`item_type` is the one
     type every item has)."""
@@ -205,18 +263,19 @@ def _pack(value: Any, item_type: type) -> str | None:
         raw = array(code, value).tobytes()
     except OverflowError:
         return None
-    return code + base64.b64encode(raw).decode("ascii")
+    return [code, base64.b64encode(raw).decode("ascii")]
 
 
 def _unpack(payload: Any) -> list[Any]:
-    """The items of a packed container: a list of exact ints or floats."""
-    if type(payload) is not str or payload[:1] not in ("q", "d"):
-        raise TypeError("packed payload must be a str starting with 'q' or 'd'")
+    """The items of a packed container ([type code, base64]): exact ints or floats."""
+    if type(payload) is not list or len(payload) != 2 or payload[0] not in _PACKED.values() \
+            or type(payload[1]) is not str:
+        raise TypeError("packed payload must be ['q' or 'd', base64 text]")
     # Strict: our encoder writes canonical base64, and the strict decoder is about twice
-    # as fast on a 10^5-item list (issue 15). Any bytes are valid items.
-    raw = binascii.a2b_base64(payload[1:], strict_mode=True)
+    # as fast on a 10^5-item list (issue 15). Any bytes are valid items. The type code
+    # travels apart from the text, which is decoded in place (no copy of a slice), and
+    # the items come straight off the decoded bytes (no array copy).
+    raw = binascii.a2b_base64(payload[1], strict_mode=True)
     if len(raw) % 8:
         raise ValueError(f"packed payload of {len(raw)} bytes is not whole items")
-    items = array(payload[0])
-    items.frombytes(raw)
-    return items.tolist()
+    return memoryview(raw).cast(payload[0]).tolist()

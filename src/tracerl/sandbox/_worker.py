@@ -17,6 +17,7 @@ costs a fork, not a Python start-up (see benchmarks/sandbox.py).
 
 from __future__ import annotations
 
+import _socket
 import atexit
 import builtins
 import ctypes
@@ -136,6 +137,7 @@ def setup(cfg: dict) -> dict:
             exec(compile(cfg["warmup"], module, "exec"), {"__name__": "__warmup__"})
     except Exception as exc:  # reported; the parent refuses such a worker
         layers["preload_error"] = f"{module}: {type(exc).__name__}: {exc}"
+    _serve.warm()  # session children fork a warm serve loop
     if cfg.get("private_root"):
         try:
             _private_root(cfg["binds"], cfg["masks"], cfg["tmp_mb"])
@@ -257,7 +259,12 @@ def _run_program(code: str, name: str) -> None:
         rc = 1
     if name == "__main__":
         _finish(rc)
-    _serve.serve(socket.socket(fileno=SESSION_FD), glb, load_error=rc)
+    # The C socket type: socket.socket's Python layer adds nothing the loop uses, and
+    # its code is more pages for the child to fault in. Closed here, not left to its
+    # finaliser, which takes the ResourceWarning path.
+    sock = _socket.socket(fileno=SESSION_FD)
+    _serve.serve(sock, glb, load_error=rc)
+    sock.close()
     _finish(0)
 
 
