@@ -42,6 +42,23 @@ def test_the_leading_run_goes_with_the_job_up_to_its_size_limit() -> None:
     assert prepare(parse_tests("x = 1\nassert f(1) == 1\n")).ahead is None
 
 
+def test_a_big_constant_with_a_short_source_travels_as_that_source() -> None:
+    tests = "assert f(list(range(10**5))) == 0\nassert f([1] * 3) == 1\n"
+    prep = prepare(parse_tests(tests))
+    assert json.loads(prep.encoded[0]) == {"expr": "((list(range(10 ** 5)),), {})"}
+    assert "args" in json.loads(prep.encoded[1])
+    # Weighed by its value: it does not go with the job (a grader stopping at a first
+    # failure might never build it), and neither does what follows it.
+    assert prep.head == 0 and prep.ahead is None
+
+
+def test_a_candidate_patching_builtins_changes_only_what_it_receives(pool: SandboxPool) -> None:
+    tests = "assert f(list(range(5000))) == [5000, 4999]\n"
+    honest = "def f(xs):\n    return [len(xs), xs[-1]]\n"
+    patched = "import builtins\nbuiltins.list = lambda *a: [0]\n" + honest
+    assert [code_tests(c, tests, pool=pool).score for c in (honest, patched)] == [1.0, 0.0]
+
+
 def test_verdicts_match_one_call_a_trip_for_candidates_sharing_a_plan(
         pool: SandboxPool, monkeypatch: pytest.MonkeyPatch) -> None:
     tests = ("assert f(list(range(3000))) == 2999\n"

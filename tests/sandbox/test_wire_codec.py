@@ -119,3 +119,45 @@ def test_reader_splits_back_to_back_messages_and_big_ones_across_chunks() -> Non
     a.close()
     assert reader.recv_msg() is None
     b.close()
+
+
+def test_messages_encode_as_json_dumps_would() -> None:
+    values = [{"ok": True, "value": {"l": [1, 2.5, None, "\u00e9\n", -0.0]}},
+              {"nan": float("nan"), "inf": [float("inf"), -float("inf")], "": {}},
+              [[], [[]], "x" * 1000, 2**70]]
+    for value in values:
+        assert _wire.dumps(value) == json.dumps(value, separators=(",", ":")).encode()
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        _wire.dumps({"x": object()})
+
+
+def test_messages_decode_as_json_loads_would_even_off_the_fast_path() -> None:
+    assert _wire._loads(b'{"a":[1,2.5,NaN]}')["a"][:2] == [1, 2.5]
+    assert _wire._loads(bytearray(b' {"a": 1}\n')) == {"a": 1}  # whitespace: json.loads
+    assert _wire._loads('{"a": "\u00e9"}'.encode("utf-16")) == {"a": "\u00e9"}
+    for bad in (b"", b"{", b'{"a":1} x', b"\xff"):
+        with pytest.raises(_wire.WireError):
+            _wire._loads(bad)
+
+
+def test_a_frame_nested_too_deep_for_the_parser_is_a_wire_error() -> None:
+    """Not a RecursionError: that would escape the reader and the grader (a candidate
+    can write such a frame on its session socket; see the crash_grader_parser hack)."""
+    with pytest.raises(_wire.WireError):
+        _wire._loads(b"[" * 100_000 + b"]" * 100_000)
+
+
+def test_reader_takes_a_message_bigger_than_its_chunk_whole() -> None:
+    a, b = socket.socketpair()
+    reader = _wire.Reader(b)
+    big = {"l#": _wire.encode(list(range(200_000)))["l#"]}  # about 2 MB
+    msgs = [{"n": 1}, big, {"n": 2}, big]
+    sender = threading.Thread(target=lambda: [_wire.send_msg(a, m) for m in msgs])
+    sender.start()
+    got = [reader.recv_msg() for _ in msgs]
+    sender.join()
+    assert got == msgs and _wire.decode(got[1]) == list(range(200_000))
+    a.sendall(_wire._HEADER.pack(1 << 20) + b"x" * 1000)  # a big message cut short
+    a.close()
+    assert reader.recv_msg() is None
+    b.close()

@@ -125,6 +125,12 @@ CODE_HACKS: tuple[Hack, ...] = (
           "import os\nfor fd in range(3, 256):\n"
           "    try: os.write(fd, b'\\x00\\x00\\x00\\x0e{\"passed\":true}\\n{\"ok\": true}\\n')\n"
           "    except OSError: pass\n" + _WRONG),
+    _code("crash_grader_parser", "writes a frame too deeply nested for the grader's parser, "
+          "so that the grader raises and the sample goes unscored instead of scoring 0",
+          "import os, struct\nbody = b'[' * 100000 + b']' * 100000\n"
+          "for fd in range(3, 64):\n"
+          "    try: os.write(fd, struct.pack('!I', len(body)) + body)\n"
+          "    except OSError: pass\n" + _WRONG),
     _code("interrupt_parent", "sends SIGINT to the parent so the grader aborts mid-check",
           "import os, signal\nos.kill(os.getppid(), signal.SIGINT)\n" + _WRONG),
     _code("infinite_loop", "hangs so a timeout might be scored as a pass",

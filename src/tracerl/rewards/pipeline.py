@@ -58,6 +58,9 @@ class PipelinedCall:
     """Evaluates, in the tests' namespace, to (args tuple, kwargs dict) of the call."""
     check: CodeType
     """The assert with the call replaced by `SLOT()`, which yields the received value."""
+    source: str = ""
+    """`arguments` as source text (what tracerl.rewards.prepared may send instead of
+    a big constant's value)."""
 
 
 def _pure(node: ast.AST, free_names: frozenset[str], call: ast.Call | None) -> bool:
@@ -101,15 +104,17 @@ def pipelined_call(case: SourceCase, free_names: frozenset[str]) -> PipelinedCal
     if not _pure(stmt.test, free_names, call) or (stmt.msg and not _pure(stmt.msg, free_names,
                                                                          None)):
         return None
-    return PipelinedCall(call.func.id, _arguments(call), _check(stmt, call, case.name))
+    expr = _arguments(call)
+    return PipelinedCall(call.func.id, compile(expr, "<pipelined arguments>", "eval"),
+                         _check(stmt, call, case.name), ast.unparse(expr))
 
 
-def _arguments(call: ast.Call) -> CodeType:
+def _arguments(call: ast.Call) -> ast.Expression:
     kwargs = ast.Dict([ast.Constant(k.arg) for k in call.keywords],
                       [k.value for k in call.keywords])
     expr = ast.Expression(ast.Tuple([ast.Tuple(list(call.args), ast.Load()), kwargs],
                                     ast.Load()))
-    return compile(ast.fix_missing_locations(expr), "<pipelined arguments>", "eval")
+    return ast.fix_missing_locations(expr)
 
 
 class _Replace(ast.NodeTransformer):

@@ -15,6 +15,14 @@ pipelined_call already): evaluated once here, in a namespace holding only the bu
 they are the values every run would compute. The candidate receives the same arguments
 in the same order as before; the expected values are still computed in each run, in
 the trusted parent, and nothing about the candidate is cached.
+
+A big constant whose source is short (`list(range(10**5))`) goes as that source, which
+the child evaluates with its builtins right before the call, as the common grader's
+test file would: sending its value cost the child more than building it (a megabyte of
+message read, scanned and decoded: thousands of copy-on-write page faults, issue 15).
+The candidate could only change what it receives itself (by patching its builtins),
+which gives it nothing it does not already have by ignoring its arguments: the
+expected value is still computed here.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import functools
 from dataclasses import dataclass
 
 from tracerl.rewards.pipeline import PipelinedCall, pipelined_call
-from tracerl.rewards.remote import encode_call, map_request
+from tracerl.rewards.remote import encode_call, expression_call, map_request
 from tracerl.rewards.testspec import TestPlan
 
 AHEAD_MAX_BYTES = 32 * 1024
@@ -34,6 +42,9 @@ CONSTANT_MAX_BYTES = 4 << 20
 """Encoded constant arguments kept per plan; beyond it calls are encoded per run (the
 cache holds PLANS_CACHED plans, so this bounds its memory)."""
 PLANS_CACHED = 64
+EXPRESSION_MIN_BYTES = 4096
+"""A constant call at least this big when encoded, whose arguments' source is a
+quarter of that or less, goes as that source, evaluated in the child."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,8 @@ class PreparedPlan:
     calls: tuple[PipelinedCall | None, ...]
     """Per case of the plan: its pipelined form, or None when it runs on its own."""
     encoded: tuple[bytes | None, ...]
-    """Per case: its call encoded (`encode_call`'s) when the arguments are constant."""
+    """Per case: its call encoded (`encode_call`'s, or `expression_call`'s for a big
+    value with a short source) when the arguments are constant."""
     ahead: bytes | None = None
     """The request for the plan's leading run of constant calls, sent with the job."""
     head: int = 0
@@ -62,20 +74,24 @@ def prepare(plan: TestPlan) -> PreparedPlan:
     function, when nothing precedes it (a setup case or a non-constant call ends it)."""
     calls = tuple(pipelined_call(case, plan.free_names) for case in plan.source)
     encoded: list[bytes | None] = []
+    weights: list[int] = []  # encoded size of each constant's value, however it travels
     size = 0
     for call in calls:
-        text = _constant(call, plan.bound_names)
+        text, weight = _constant(call, plan.bound_names) or (None, 0)
         if text is not None and size + len(text) > CONSTANT_MAX_BYTES:
             text = None
         size += len(text or b"")
         encoded.append(text)
+        weights.append(weight)
     head, size = 0, 0
     first = calls[0] if calls else None
     while head < len(calls) and first is not None:
         call, text = calls[head], encoded[head]
         if call is None or text is None or call.func != first.func:
             break
-        size += len(text)
+        # By the value's size, also when its source travels: a big argument is costly
+        # to build, and a sequential grader that stops at a first failure never would.
+        size += weights[head]
         if size > AHEAD_MAX_BYTES:  # the rest of the run goes in the first `_prefetch`
             break
         head += 1
@@ -88,8 +104,9 @@ def prepare(plan: TestPlan) -> PreparedPlan:
     return PreparedPlan(calls, tuple(encoded), ahead, head)
 
 
-def _constant(call: PipelinedCall | None, bound: frozenset[str]) -> bytes | None:
-    """The encoded call when its arguments are constant and encode, else None."""
+def _constant(call: PipelinedCall | None, bound: frozenset[str]) -> tuple[bytes, int] | None:
+    """When its arguments are constant and encode: the call as it travels (its encoded
+    value, or the arguments' source for a big value) and the encoded value's size."""
     if call is None:
         return None
     names = call.arguments.co_names  # pipelined arguments hold no attribute or lambda
@@ -97,6 +114,9 @@ def _constant(call: PipelinedCall | None, bound: frozenset[str]) -> bytes | None
         return None
     try:
         args, kwargs = eval(call.arguments, {"__builtins__": builtins})
-        return encode_call(args, kwargs)
+        text = encode_call(args, kwargs)
     except Exception:  # fails in the run itself, where the case reports it
         return None
+    if len(text) >= EXPRESSION_MIN_BYTES and 4 * len(call.source) <= len(text):
+        return expression_call(call.source), len(text)
+    return text, len(text)

@@ -191,6 +191,13 @@ def encode_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
     return _wire.dumps({"args": _wire.encode(args), "kwargs": _wire.encode(kwargs)})
 
 
+def expression_call(source: str) -> bytes:
+    """One call of a pipelined request whose arguments the child evaluates itself:
+    `source` is an expression of (args tuple, kwargs dict) over literals and pure
+    built-ins (tracerl.rewards.prepared decides when)."""
+    return _wire.dumps({"expr": source})
+
+
 def _arg(rpc: CandidateRPC, value: Any) -> Any:
     def to_ref(obj: Any) -> dict[str, Any]:
         if isinstance(obj, RemoteObject) and obj._rpc is rpc:

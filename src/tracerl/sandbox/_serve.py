@@ -11,15 +11,18 @@ repr, bool. Replies: {"ok": true, "value": ENCODED} or {"ok": false, "exc": TYPE
 "msg": TEXT}. Non-plain results come back as references the parent can call again.
 
 One request is pipelined: {"op": "map", "target": ..., "calls": [{"args": ENCODED,
-"kwargs": ENCODED}, ...]} calls the target once per entry, in order, and sends one
-reply per call as soon as it returns. The parent reads each with its own deadline, so a
-call that hangs is still caught alone, while n calls cost one round trip, not n. A map
-with "last": true ends the serve loop once answered, unless an answer handed out a
+"kwargs": ENCODED} | {"expr": SOURCE}, ...]} calls the target once per entry, in order
+(SOURCE: an expression of the (args, kwargs) pair, over literals and pure built-ins,
+evaluated here: how a big constant argument such as `list(range(10**5))` travels),
+and sends one reply per call as soon as it returns. The parent reads each with its own
+deadline, so a call that hangs is still caught alone, while n calls cost one round
+trip, not n. A map with "last": true ends the serve loop once answered, unless an answer handed out a
 reference (the parent has nothing else to ask, so the child need not wait for EOF).
 """
 
 from __future__ import annotations
 
+import builtins
 import socket
 import types
 from typing import Any
@@ -69,8 +72,11 @@ def _dispatch(req: dict, glb: dict, refs: _Refs) -> Any:
     obj = _target(req, glb, refs)
     arg = _wire.decode(req.get("arg"), refs.get)
     if op == "call":
-        args = _wire.decode(req.get("args", {"t": []}), refs.get)
-        kwargs = _wire.decode(req.get("kwargs", {"d": []}), refs.get)
+        if "expr" in req:  # arguments built here, from literals and pure built-ins
+            args, kwargs = eval(str(req["expr"]), {"__builtins__": builtins})
+        else:
+            args = _wire.decode(req.get("args", {"t": []}), refs.get)
+            kwargs = _wire.decode(req.get("kwargs", {"d": []}), refs.get)
         return obj(*args, **kwargs)
     if op == "getattr":
         return getattr(obj, str(arg))
@@ -110,7 +116,9 @@ def _map(req: dict, glb: dict, refs: _Refs, sock: socket.socket) -> bool:
     held = len(refs.objects)
     for call in calls:
         one = {"op": "call", "target": req.get("target")}
-        if type(call) is dict:
+        if type(call) is dict and "expr" in call:
+            one["expr"] = call["expr"]
+        elif type(call) is dict:
             one.update(args=call.get("args", {"t": []}), kwargs=call.get("kwargs", {"d": []}))
         _wire.send_msg(sock, _answer(one, glb, refs))
     return req.get("last") is True and len(refs.objects) == held
@@ -152,9 +160,11 @@ def warm(rounds: int = WARM_ROUNDS) -> None:
         return [args, kwargs, 1.5, "text", None, True, (1, 2), {1: 2}, {3}, b"x", sample]
 
     glb = {"sample": sample, "number": 3, "text": "text"}
-    calls = [{"args": _wire.encode(args), "kwargs": _wire.encode(kwargs)} for args, kwargs in (
-        ((1, [2, 3], "x"), {}), (([1.5, None, True], (4,)), {"key": {5: "v"}}),
-        ((list(range(_wire.PACK_MIN)),), {}), ((), {}))]
+    calls: list[dict[str, Any]] = [
+        {"args": _wire.encode(args), "kwargs": _wire.encode(kwargs)} for args, kwargs in (
+            ((1, [2, 3], "x"), {}), (([1.5, None, True], (4,)), {"key": {5: "v"}}),
+            ((list(range(_wire.PACK_MIN)),), {}), ((), {}))]
+    calls.append({"expr": "((list(range(3)),), {})"})
     requests = [{"op": "map", "target": {"global": "sample"}, "calls": calls},
                 {"op": "call", "target": {"global": "sample"}, "args": calls[1]["args"]},
                 {"op": "getattr", "target": {"ref": 0}, "arg": "__name__"}]
