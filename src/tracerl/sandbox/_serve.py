@@ -16,8 +16,9 @@ One request is pipelined: {"op": "map", "target": ..., "calls": [{"args": ENCODE
 evaluated here: how a big constant argument such as `list(range(10**5))` travels),
 and sends one reply per call as soon as it returns. The parent reads each with its own
 deadline, so a call that hangs is still caught alone, while n calls cost one round
-trip, not n. A map with "last": true ends the serve loop once answered, unless an answer handed out a
-reference (the parent has nothing else to ask, so the child need not wait for EOF).
+trip, not n. A map with "last": true ends the serve loop once answered, unless an
+answer handed out a reference (the parent has nothing else to ask, so the child need
+not wait for EOF).
 """
 
 from __future__ import annotations
