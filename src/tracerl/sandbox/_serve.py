@@ -23,6 +23,7 @@ not wait for EOF).
 
 from __future__ import annotations
 
+import _socket
 import builtins
 import socket
 import types
@@ -106,7 +107,7 @@ def _answer(req: dict, glb: dict, refs: _Refs) -> dict:
         return {"ok": False, "exc": type(exc).__name__, "msg": str(exc)[:2000]}
 
 
-def _map(req: dict, glb: dict, refs: _Refs, sock: socket.socket) -> bool:
+def _map(req: dict, glb: dict, refs: _Refs, sock: _socket.socket) -> bool:
     """Answer a pipelined `map` request: one reply per call, sent as each returns.
     True when the request was marked `last` and no answer handed out a reference: the
     parent then has nothing left to ask, and the child can end without waiting for EOF."""
@@ -125,7 +126,7 @@ def _map(req: dict, glb: dict, refs: _Refs, sock: socket.socket) -> bool:
     return req.get("last") is True and len(refs.objects) == held
 
 
-def serve(sock: socket.socket, glb: dict, *, load_error: int) -> None:
+def serve(sock: _socket.socket, glb: dict, *, load_error: int) -> None:
     """Answer requests until the parent closes the socket. The hello carries the
     answer to a `names` request, saving the parent one round trip."""
     refs = _Refs()

@@ -13,6 +13,7 @@ on the encoder side (`type(v) is int`, never isinstance) so an int subclass whos
 
 from __future__ import annotations
 
+import _socket
 import base64
 import binascii
 import json
@@ -56,7 +57,7 @@ def dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()  # pragma: no cover - no _json
 
 
-def send_msg(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> None:
+def send_msg(sock: _socket.socket, obj: Any, fds: list[int] | None = None) -> None:
     """Send one length-prefixed JSON message, optionally carrying file descriptors.
     `obj` as bytes is taken as already JSON-encoded (a message built once, sent often)."""
     data = obj if type(obj) is bytes else dumps(obj)
@@ -74,7 +75,7 @@ def send_msg(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> Non
     sock.sendall(frame)
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
+def _recv_exact(sock: _socket.socket, n: int) -> bytes | None:
     chunks = bytearray()
     while len(chunks) < n:
         part = sock.recv(min(n - len(chunks), 1 << 20))
@@ -137,7 +138,7 @@ class Reader:
 
     CHUNK = 1 << 18
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: _socket.socket) -> None:
         self.sock = sock
         self._buf = bytearray()
 

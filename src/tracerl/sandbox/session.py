@@ -10,7 +10,7 @@ directly over a socket pair, and the worker's report is collected at `close()`.
 
 from __future__ import annotations
 
-import socket
+import _socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,7 +27,10 @@ class Session:
                  ahead: dict[str, Any] | bytes | None = None) -> None:
         self.limits = limits
         self._pool = pool
-        self._sock, child = socket.socketpair()
+        # The C socket type, as the child holds it: the session uses nothing of
+        # socket.socket's Python layer, whose socketpair() costs two more system calls.
+        self._sock, child = _socket.socketpair()
+        self._timeout: float | None = None
         self._reader = _wire.Reader(self._sock)
         job = pool.job(code, limits, module_name="__candidate__")
         try:
@@ -43,9 +46,15 @@ class Session:
         """The child's first message: {"loaded": bool, ...} (untrusted, like every reply)."""
         self.loaded = bool(hello and hello.get("loaded"))
 
+    def _settimeout(self, timeout_s: float) -> None:
+        """Each settimeout is a system call; calls mostly share one deadline."""
+        if timeout_s != self._timeout:
+            self._sock.settimeout(timeout_s)
+            self._timeout = timeout_s
+
     def _recv(self, timeout_s: float) -> dict[str, Any] | None:
         try:
-            self._sock.settimeout(timeout_s)
+            self._settimeout(timeout_s)
             msg = self._reader.recv_msg()
         except (OSError, _wire.WireError):
             msg = None
@@ -63,7 +72,7 @@ class Session:
     def _send(self, msg: dict[str, Any] | bytes, timeout_s: float) -> bool:
         """Send `msg` (a message, or one already JSON-encoded: see _wire.send_msg)."""
         try:
-            self._sock.settimeout(timeout_s)
+            self._settimeout(timeout_s)
             _wire.send_msg(self._sock, msg)
             return True
         except OSError:
