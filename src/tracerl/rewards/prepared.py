@@ -36,8 +36,8 @@ from tracerl.rewards.remote import encode_call, expression_call, map_request
 from tracerl.rewards.testspec import TestPlan
 
 AHEAD_MAX_BYTES = 32 * 1024
-"""The largest first request sent with the job, before the candidate has loaded: it
-must fit in the socket's buffer so that sending it never waits on the candidate."""
+"""The largest first request sent with the job, before the candidate has loaded (it
+travels inside the job message, which the worker reads whole before it forks)."""
 CONSTANT_MAX_BYTES = 4 << 20
 """Encoded constant arguments kept per plan; beyond it calls are encoded per run (the
 cache holds PLANS_CACHED plans, so this bounds its memory)."""

@@ -126,24 +126,28 @@ def _map(req: dict, glb: dict, refs: _Refs, sock: _socket.socket) -> bool:
     return req.get("last") is True and len(refs.objects) == held
 
 
-def serve(sock: _socket.socket, glb: dict, *, load_error: int) -> None:
+def serve(sock: _socket.socket, glb: dict, *, load_error: int, first: Any = None) -> None:
     """Answer requests until the parent closes the socket. The hello carries the
-    answer to a `names` request, saving the parent one round trip."""
+    answer to a `names` request, saving the parent one round trip. `first` is a request
+    that came with the job, answered after the hello as if it had been read first."""
     refs = _Refs()
     hello: dict[str, Any] = {"loaded": load_error == 0}
     if load_error == 0:
         hello["names"] = _answer({"op": "names"}, glb, refs)
     _wire.send_msg(sock, hello)
     reader = _wire.Reader(sock)
+    req = first
     while True:
-        req = reader.recv_msg()
         if req is None:
-            return
+            req = reader.recv_msg()
+            if req is None:
+                return
         if type(req) is dict and req.get("op") == "map":
             if _map(req, glb, refs, sock):
                 return
         else:
             _wire.send_msg(sock, _answer(req, glb, refs))
+        req = None
 
 
 WARM_ROUNDS = 40
@@ -176,7 +180,7 @@ def warm(rounds: int = WARM_ROUNDS) -> None:
             for req in requests:
                 _wire.send_msg(theirs, req)
             theirs.shutdown(socket.SHUT_WR)
-            serve(ours, glb, load_error=0)
+            serve(ours, glb, load_error=0, first=requests[0])
             ours.close()
             while theirs.recv(1 << 16):
                 pass

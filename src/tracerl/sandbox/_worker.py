@@ -243,7 +243,7 @@ def _finish(rc: int) -> None:
         os._exit(rc)
 
 
-def _run_program(code: str, name: str) -> None:
+def _run_program(code: str, name: str, first: dict | None = None) -> None:
     glb = {"__name__": name, "__builtins__": builtins, "__file__": CANDIDATE_NAME}
     rc = 0
     try:
@@ -263,7 +263,7 @@ def _run_program(code: str, name: str) -> None:
     # its code is more pages for the child to fault in. Closed here, not left to its
     # finaliser, which takes the ResourceWarning path.
     sock = _socket.socket(fileno=SESSION_FD)
-    _serve.serve(sock, glb, load_error=rc)
+    _serve.serve(sock, glb, load_error=rc, first=first)
     sock.close()
     _finish(0)
 
@@ -381,7 +381,7 @@ def _run_forked(job: dict, io: dict, fds: list[int], ctrl: socket.socket) -> dic
     if pid == 0:  # the child never returns
         try:
             _enter_child(job, io, session_fd)
-            _run_program(job["code"], job.get("module_name", "__main__"))
+            _run_program(job["code"], job.get("module_name", "__main__"), job.get("ahead"))
         finally:
             os._exit(255)
     for fd in fds:

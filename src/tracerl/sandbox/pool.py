@@ -251,8 +251,11 @@ class SandboxPool:
                 "env": dict(SCRUBBED_ENV),
                 "drop_caps": self.layers.get("user_ns", False), **extra}
 
-    def begin(self, job: dict[str, Any], fds: list[int] | None = None) -> Running:
-        """Send a prepared job to a free worker; `finish` collects its result."""
+    def begin(self, job: dict[str, Any], fds: list[int] | None = None,
+              wire: bytes | None = None) -> Running:
+        """Send a prepared job to a free worker; `finish` collects its result. `wire`:
+        the job as encoded by the caller, when it carries more than `job` (a session's
+        first request, spliced in already encoded)."""
         start = time.monotonic()
         worker = self._acquire()
         run = Running(worker, job, start)
@@ -261,7 +264,7 @@ class SandboxPool:
             return run
         try:
             worker.sock.settimeout(job["limits"]["timeout_s"] + GRACE_S)
-            _wire.send_msg(worker.sock, job, fds or [])
+            _wire.send_msg(worker.sock, job if wire is None else wire, fds or [])
         except (OSError, _wire.WireError) as exc:
             run.failed = infra_error(f"sandbox worker failed: {type(exc).__name__}: {exc}")
             self._release(worker, healthy=False)

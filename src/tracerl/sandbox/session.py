@@ -33,14 +33,16 @@ class Session:
         self._timeout: float | None = None
         self._reader = _wire.Reader(self._sock)
         job = pool.job(code, limits, module_name="__candidate__")
+        wire = None
+        if ahead is not None:  # goes with the job: the child answers it without a read
+            text = ahead if type(ahead) is bytes else _wire.dumps(ahead)
+            wire = b"".join((_wire.dumps(job)[:-1], b',"ahead":', text, b"}"))
         try:
-            self._run = pool.begin(job, [child.fileno()])
+            self._run = pool.begin(job, [child.fileno()], wire)
         finally:
             child.close()  # the worker holds its own copy now; EOF must reach us
         self._result: ExecResult | None = None
         self.alive = self._run.failed is None
-        if ahead is not None and self.alive:  # queued behind the load: no round trip
-            self._send(ahead, load_timeout_s or limits.timeout_s)
         hello = self._recv(load_timeout_s or limits.timeout_s) if self.alive else None
         self.hello: dict[str, Any] = hello or {}
         """The child's first message: {"loaded": bool, ...} (untrusted, like every reply)."""
