@@ -186,6 +186,28 @@ def _trigram_ids(data: np.ndarray) -> np.ndarray:
     return ((d[:-2] << 10) ^ (d[1:-1] << 5) ^ d[2:]) & 0xFFFF
 
 
+_LAST_TABLE: tuple[str, np.ndarray | None] = ("", None)
+"""The last text's trigram table: the scanners of one `scan()` look up their triggers in
+the same lower-cased text, so the table is built once per text, not once per scanner
+(one tuple, replaced atomically, like `_LAST_LOWER`; a table is never written after)."""
+
+
+def trigram_table(low: str) -> np.ndarray | None:
+    """A 64 K-entry bool table holding every byte trigram of `low` (UTF-8), by
+    `_trigram_ids`; None for text of fewer than 3 bytes."""
+    global _LAST_TABLE
+    last = _LAST_TABLE
+    if last[0] is low:
+        return last[1]
+    data = np.frombuffer(low.encode("utf-8", "replace"), np.uint8)
+    table = None
+    if len(data) >= 3:
+        table = np.zeros(1 << 16, dtype=bool)
+        table[_trigram_ids(data)] = True
+    _LAST_TABLE = (low, table)
+    return table
+
+
 class TriggerIndex:
     """Which triggers of a tuple of patterns occur in a text, found in one numpy pass.
 
@@ -213,11 +235,9 @@ class TriggerIndex:
         found = {t for t in self.direct if t in low}
         if not self.hashed:
             return found
-        data = np.frombuffer(low.encode("utf-8", "replace"), np.uint8)
-        if len(data) < 3:
+        table = trigram_table(low)
+        if table is None:
             return found | {t for t in self.hashed if t in low}
-        table = np.zeros(1 << 16, dtype=bool)
-        table[_trigram_ids(data)] = True
         maybe = np.logical_and.reduceat(table[self.ids], self.firsts)
         found.update(t for t in (self.hashed[i] for i in np.flatnonzero(maybe)) if t in low)
         return found
