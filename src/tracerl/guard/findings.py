@@ -14,7 +14,7 @@ few candidates, in Python, in time bounded by the candidate length.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -72,6 +72,28 @@ def lower_same_length(text: str) -> str:
     return low
 
 
+_LAST_NON_ASCII: tuple[tuple[str, frozenset[str]], ...] = ()
+"""The distinct non-ASCII characters of the last two texts asked about (a text and its
+lower-case view), shared by the scanners of one `scan()` like `_LAST_LOWER`."""
+
+
+def non_ascii(text: str) -> frozenset[str]:
+    """The distinct non-ASCII characters of `text`. Whether a text holds any character of
+    a non-ASCII set (invisible, homoglyph, non-ASCII digit) is then a set operation on a
+    few characters instead of a regex scan of the whole text (about 8 us per 2 KB each)."""
+    global _LAST_NON_ASCII
+    if text.isascii():
+        return frozenset()
+    last = _LAST_NON_ASCII
+    for seen, chars in last:
+        if seen is text:
+            return chars
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    chars = frozenset(map(chr, set(codes[codes > 127].tolist())))
+    _LAST_NON_ASCII = ((text, chars), *last[:1])
+    return chars
+
+
 Verdict = float | tuple[float, int, int] | None
 Validator = Callable[[re.Match[str], str], Verdict]
 """(match, original text) -> score, (score, start, end) to narrow the span, or None to drop."""
@@ -93,6 +115,10 @@ class Pattern:
     """Which regex group is the reported span."""
     word_start: bool = False
     """The match must not follow a word character (a leading \\b, checked in Python)."""
+    width: int = 0
+    """For an anchored pattern (every match holds one of its triggers), the longest match
+    it can make, so the regex need only run near the triggers' occurrences
+    (`windows`); 0 means the regex runs over the whole text."""
 
     def triggered(self, low: str) -> bool:
         """True when the regex must run: one of the triggers occurs (or there are none)."""
@@ -100,6 +126,34 @@ class Pattern:
             if t in low:
                 return True
         return not self.triggers
+
+    def windows(self, low: str) -> list[tuple[int, int]] | None:
+        """Where an anchored pattern's regex must run: around each occurrence of a
+        trigger, from `width` before it (the earliest start of a match holding it) to
+        `width` + _MARGIN after it (that match's end and any look-ahead past it, so the
+        cut never changes a match), overlapping windows merged. None when the pattern is
+        not anchored or the windows would cover most of the text anyway."""
+        if not self.width:
+            return None
+        counts = [low.count(t) for t in self.triggers]
+        if sum(counts) * (2 * self.width + _MARGIN) > len(low) // 2 + 2 * self.width:
+            return None  # the windows would cover most of the text
+        starts = []
+        for t, k in zip(self.triggers, counts, strict=True):
+            i = low.find(t) if k else -1
+            while i != -1:
+                starts.append(i)
+                i = low.find(t, i + 1)
+        out: list[tuple[int, int]] = []
+        for i in sorted(starts):
+            lo, hi = max(0, i - self.width), min(len(low), i + self.width + _MARGIN)
+            if out and lo <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], hi))
+            else:
+                out.append((lo, hi))
+        if sum(hi - lo for lo, hi in out) > len(low) // 2:
+            return None
+        return out
 
     def findings(
         self, scanner: str, text: str, low: str, pos: int = 0, endpos: int | None = None,
@@ -111,7 +165,12 @@ class Pattern:
             return
         subject = low if self.lower else text
         end = len(subject) if endpos is None else endpos
-        for m in self.regex.finditer(subject, pos, end):
+        wins = self.windows(low) if pos == 0 and endpos is None else None
+        if wins is None:
+            matches: Iterable[re.Match[str]] = self.regex.finditer(subject, pos, end)
+        else:
+            matches = _windowed(self.regex, subject, wins)
+        for m in matches:
             if self.word_start and follows_word(subject, m.start()):
                 continue
             verdict = self.score if self.validate is None else self.validate(m, text)
@@ -121,6 +180,23 @@ class Pattern:
                 yield Finding(scanner, self.kind, verdict[1], verdict[2], verdict[0])
             else:
                 yield Finding(scanner, self.kind, m.start(self.group), m.end(self.group), verdict)
+
+
+_MARGIN = 32
+"""Characters kept past a window's last possible match end: look-aheads (at most a few
+characters here) and `$` must see the text as it is, not the window's end."""
+
+
+def _windowed(regex: re.Pattern[str], subject: str,
+              windows: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """The matches `regex.finditer(subject)` yields, when each lies inside a window and
+    no window's end cuts a match short: each window is searched from the end of the
+    last match (finditer never starts a match inside the previous one)."""
+    done = 0
+    for lo, hi in windows:
+        for m in regex.finditer(subject, max(lo, done), hi):
+            done = m.end()
+            yield m
 
 
 def follows_word(text: str, pos: int) -> bool:
@@ -174,10 +250,26 @@ def pattern(
     lower: bool = False,
     group: int = 0,
     flags: int = 0,
+    anchored: bool = False,
 ) -> Pattern:
-    """A Pattern from regex source, with the leading-\\b speed-up applied."""
+    """A Pattern from regex source, with the leading-\\b speed-up applied. `anchored`
+    promises that every match holds one of `triggers` (in the lower-cased text), so the
+    regex only runs near them (`Pattern.windows`); the regex must be bounded."""
     regex, word_start = compile_fast(rx, flags)
-    return Pattern(kind, regex, score, triggers, lower, validate, group, word_start)
+    width = 0
+    if anchored:
+        width = max_width(regex)
+        if not triggers or width == 0:
+            raise ValueError(f"an anchored pattern needs triggers and a bounded regex: {rx!r}")
+    return Pattern(kind, regex, score, triggers, lower, validate, group, word_start, width)
+
+
+def max_width(regex: re.Pattern[str]) -> int:
+    """The longest match `regex` can make; 0 when it is unbounded."""
+    from re import _parser  # type: ignore[attr-defined]
+
+    hi = _parser.parse(regex.pattern, regex.flags).getwidth()[1]
+    return 0 if hi >= _parser.MAXREPEAT or hi >= 1 << 16 else int(hi)
 
 
 def _trigram_ids(data: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from tracerl.guard import override_model
 from tracerl.guard.findings import (
     Finding,
     Pattern,
+    Validator,
     dedupe,
     line_bounds,
     lower_same_length,
@@ -166,23 +167,30 @@ def _no_limits(m: re.Match[str], view: str) -> float | None:
     return 0.9 if _FRAME.search(view, max(0, m.start() - 160), m.start()) else None
 
 
+def anchored(kind: str, rx: str, score: float, triggers: tuple[str, ...],
+             validate: Validator | None = None) -> Pattern:
+    """A phrase pattern: every phrase holds one of its triggers, so it runs only near
+    them (findings.Pattern.windows)."""
+    return pattern(kind, rx, score, triggers, validate, anchored=True)
+
+
 _PHRASES: tuple[Pattern, ...] = (
-    pattern(
+    anchored(
         "instruction_override",
         _OVERRIDE,
         0.95,
         ("ignore", "disregard", "forget", "override", "bypass", "abandon", "discard", "neglect"),
         _override,
     ),
-    pattern(
+    anchored(
         "instruction_override",
         _NEW_ORDERS,
         0.8,
         ("instruction", "directive", "orders", "task", "prompt"),
     ),
-    pattern("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now"), _mode),
-    pattern("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",)),
-    pattern(
+    anchored("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now"), _mode),
+    anchored("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",)),
+    anchored(
         "roleplay_jailbreak",
         _NO_LIMITS,
         0.9,
@@ -201,7 +209,7 @@ _PHRASES: tuple[Pattern, ...] = (
         ),
         _no_limits,
     ),
-    pattern(
+    anchored(
         "roleplay_jailbreak",
         _PERSONA,
         0.8,
@@ -216,7 +224,7 @@ _PHRASES: tuple[Pattern, ...] = (
             "never",
         ),
     ),
-    pattern(
+    anchored(
         "prompt_leak",
         _LEAK,
         0.85,
@@ -234,7 +242,7 @@ _PHRASES: tuple[Pattern, ...] = (
         ),
         _leak,
     ),
-    pattern(
+    anchored(
         "indirect_injection",
         _TO_AI,
         0.8,
@@ -263,12 +271,18 @@ def _phrase_findings(view: View, name: str) -> list[Finding]:
     return out
 
 
+_TEMPLATE_TOKENS = anchored(
+    "template_injection", _TEMPLATE.pattern, 0.95,
+    ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "tool_call>", "tool_response>",
+     "function_call>", "<start_of_turn>", "<end_of_turn>", "<｜"),
+)  # fmt: skip
+"""_TEMPLATE as a pattern: each of its tokens holds one of these triggers."""
+
+
 def _template_findings(view: View, name: str) -> list[Finding]:
-    if "<" not in view.text and "[" not in view.text:
-        return []
     return [
-        Finding(name, "template_injection", *view.span(m.start(), m.end()), 0.95)
-        for m in _TEMPLATE.finditer(view.text)
+        Finding(name, "template_injection", *view.span(f.start, f.end), 0.95)
+        for f in _TEMPLATE_TOKENS.findings(name, view.text, view.text)
     ]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterator
 
 from tracerl.guard.findings import (
     Finding,
@@ -20,6 +21,7 @@ from tracerl.guard.findings import (
     Verdict,
     dedupe,
     lower_same_length,
+    non_ascii,
     pattern,
 )
 
@@ -245,6 +247,43 @@ IBAN = Pattern("iban", re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,34}"), 0.95, 
                word_start=True)  # fmt: skip
 
 
+_CHUNK_CLASSES = bytes(ord("d") if chr(i) in "0123456789 ().+-" else ord(" ") for i in range(256))
+_IBAN_CLASSES = bytes(
+    ord("u") if "A" <= chr(i) <= "Z" else ord("d") if "0" <= chr(i) <= "9" else ord(" ")
+    for i in range(256)
+)
+
+
+def _ascii_digits_only(text: str) -> bool:
+    """No non-ASCII character of `text` is a digit, so `\\d` means [0-9] on it."""
+    return not any(c.isdigit() for c in non_ascii(text))
+
+
+def numeric_chunks(text: str, ascii_digits: bool) -> Iterator[re.Match[str]]:
+    """The matches of `_NUMERIC_CHUNK.finditer(text)`. When `\\d` means [0-9] on the text
+    (`ascii_digits`), every chunk lies in a run of 7 or more of the characters
+    `[0-9 ().+-]`, so the regex only runs over such runs, found with bytes.find on the
+    text mapped to byte classes (as jailbreak._base64_spans does): the regex alone
+    tries a match at every digit of hex ids and dates."""
+    if not ascii_digits:
+        yield from _NUMERIC_CHUNK.finditer(text)
+        return
+    cls = text.encode("ascii", "replace").translate(_CHUNK_CLASSES)
+    i = cls.find(b"d" * 7)
+    while i != -1:
+        stop = cls.find(b" ", i)
+        stop = len(cls) if stop == -1 else stop
+        yield from _NUMERIC_CHUNK.finditer(text, i, stop)
+        i = cls.find(b"d" * 7, stop)
+
+
+def _iban_possible(text: str, ascii_digits: bool) -> bool:
+    """An IBAN starts with two letters A-Z and two digits; without such four characters
+    in a row (with `\\d` meaning [0-9]) the IBAN regex cannot match."""
+    return not ascii_digits or b"uudd" in text.encode("ascii", "replace").translate(
+        _IBAN_CLASSES)
+
+
 class PIIScanner:
     """E-mail, phone, payment card (Luhn), SSN (SSA rules), IBAN (mod 97), IP addresses."""
 
@@ -252,13 +291,15 @@ class PIIScanner:
 
     def scan(self, text: str) -> list[Finding]:
         found: list[Finding] = []
-        for chunk in _NUMERIC_CHUNK.finditer(text):
+        ascii_digits = _ascii_digits_only(text)
+        for chunk in numeric_chunks(text, ascii_digits):
             part = chunk.group()
             digits = sum(map(str.isdigit, part))  # isdigit counts every \d, and more
             for p, (least, needs) in zip(NUMERIC, NUMERIC_NEEDS, strict=True):
                 if digits >= least and (not needs or part.count(needs[0]) >= len(needs)):
                     found.extend(p.findings(self.name, text, text, chunk.start(), chunk.end()))
-        found.extend(IBAN.findings(self.name, text, text))
+        if _iban_possible(text, ascii_digits):
+            found.extend(IBAN.findings(self.name, text, text))
         if "@" in text:
             found += email_findings(self.name, text)
         if ":" in text:
