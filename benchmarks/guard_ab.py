@@ -5,7 +5,7 @@
 
 Both trees' `tracerl.guard.scan` are imported side by side (the module cache is cleared
 between the two imports) and timed on the same 2 KB realistic text as benchmarks/guard.py
-(two copies in turn, so no per-text cache survives from one scan to the next),
+(four copies in turn, so no per-text cache survives from one scan to the next),
 in alternating blocks of 150 scans, so load from other jobs hits both alike. Prints wall
 p50/p99 and thread-CPU p50/p99 per tree and the ratios of the second to the first.
 """

@@ -205,7 +205,6 @@ PATTERNS: tuple[Pattern, ...] = (
         0.9,
         ("or", "and", "||"),
         _sql_tautology,
-        anchored=True,
     ),
     _p(
         "sql_injection",
@@ -221,7 +220,6 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\"\"\s{0,3}=\s{0,3}\"",
         0.9,
         ("or", "||"),
-        anchored=True,
     ),
     _p(
         "sql_injection",

@@ -135,24 +135,26 @@ class Pattern:
         not anchored or the windows would cover most of the text anyway."""
         if not self.width:
             return None
-        counts = [low.count(t) for t in self.triggers]
-        if sum(counts) * (2 * self.width + _MARGIN) > len(low) // 2 + 2 * self.width:
-            return None  # the windows would cover most of the text
-        starts = []
-        for t, k in zip(self.triggers, counts, strict=True):
-            i = low.find(t) if k else -1
+        width = self.width
+        # Windows of 2 * width + _MARGIN each: past this many, they would cover half the text.
+        most = (len(low) // 2 + 2 * width) // (2 * width + _MARGIN)
+        starts: list[int] = []
+        for t in self.triggers:
+            i = low.find(t)
             while i != -1:
+                if len(starts) == most:
+                    return None
                 starts.append(i)
                 i = low.find(t, i + 1)
+        if len(self.triggers) > 1:
+            starts.sort()
         out: list[tuple[int, int]] = []
-        for i in sorted(starts):
-            lo, hi = max(0, i - self.width), min(len(low), i + self.width + _MARGIN)
+        for i in starts:  # sorted, so each window ends after the one before
+            lo, hi = max(0, i - width), i + width + _MARGIN
             if out and lo <= out[-1][1]:
-                out[-1] = (out[-1][0], max(out[-1][1], hi))
+                out[-1] = (out[-1][0], hi)
             else:
                 out.append((lo, hi))
-        if sum(hi - lo for lo, hi in out) > len(low) // 2:
-            return None
         return out
 
     def findings(
