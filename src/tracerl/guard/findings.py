@@ -127,26 +127,28 @@ class Pattern:
                 return True
         return not self.triggers
 
-    def windows(self, low: str) -> list[tuple[int, int]] | None:
+    def windows(self, low: str, present: set[str] | None = None) -> list[tuple[int, int]] | None:
         """Where an anchored pattern's regex must run: around each occurrence of a
         trigger, from `width` before it (the earliest start of a match holding it) to
         `width` + _MARGIN after it (that match's end and any look-ahead past it, so the
         cut never changes a match), overlapping windows merged. None when the pattern is
-        not anchored or the windows would cover most of the text anyway."""
+        not anchored or the windows would cover most of the text anyway. `present`, when
+        given, holds every trigger that occurs in `low` (others need no search)."""
         if not self.width:
             return None
         width = self.width
         # Windows of 2 * width + _MARGIN each: past this many, they would cover half the text.
         most = (len(low) // 2 + 2 * width) // (2 * width + _MARGIN)
         starts: list[int] = []
-        for t in self.triggers:
+        triggers = self.triggers if present is None else present.intersection(self.triggers)
+        for t in triggers:
             i = low.find(t)
             while i != -1:
                 if len(starts) == most:
                     return None
                 starts.append(i)
                 i = low.find(t, i + 1)
-        if len(self.triggers) > 1:
+        if len(triggers) > 1:
             starts.sort()
         out: list[tuple[int, int]] = []
         for i in starts:  # sorted, so each window ends after the one before
@@ -159,15 +161,16 @@ class Pattern:
 
     def findings(
         self, scanner: str, text: str, low: str, pos: int = 0, endpos: int | None = None,
-        *, checked: bool = False,
+        *, checked: bool = False, present: set[str] | None = None,
     ) -> Iterable[Finding]:
         """Findings in text[pos:endpos] (look-behinds still see the text before `pos`);
-        `checked` says the caller already knows a trigger occurs."""
+        `checked` says the caller already knows a trigger occurs, `present` (optional)
+        which triggers occur in `low`."""
         if not checked and self.triggers and not self.triggered(low):
             return
         subject = low if self.lower else text
         end = len(subject) if endpos is None else endpos
-        wins = self.windows(low) if pos == 0 and endpos is None else None
+        wins = self.windows(low, present) if pos == 0 and endpos is None else None
         if wins is None:
             matches: Iterable[re.Match[str]] = self.regex.finditer(subject, pos, end)
         else:
@@ -361,7 +364,7 @@ def run_patterns(
     present = trigger_index(patterns).present(low)
     for p in patterns:
         if not p.triggers or not present.isdisjoint(p.triggers):
-            out.extend(p.findings(scanner, text, low, checked=True))
+            out.extend(p.findings(scanner, text, low, checked=True, present=present))
     return dedupe(out)
 
 

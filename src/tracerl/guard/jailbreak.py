@@ -30,6 +30,7 @@ from tracerl.guard.findings import (
     lower_same_length,
     pattern,
     run_patterns,
+    trigger_index,
 )
 from tracerl.guard.normalize import View, canonical, leet
 
@@ -277,12 +278,17 @@ _TEMPLATE_TOKENS = anchored(
      "function_call>", "<start_of_turn>", "<end_of_turn>", "<｜"),
 )  # fmt: skip
 """_TEMPLATE as a pattern: each of its tokens holds one of these triggers."""
+_TEMPLATES = (_TEMPLATE_TOKENS,)
 
 
 def _template_findings(view: View, name: str) -> list[Finding]:
+    present = trigger_index(_TEMPLATES).present(view.text)
+    if not present:
+        return []
     return [
         Finding(name, "template_injection", *view.span(f.start, f.end), 0.95)
-        for f in _TEMPLATE_TOKENS.findings(name, view.text, view.text)
+        for f in _TEMPLATE_TOKENS.findings(name, view.text, view.text, checked=True,
+                                           present=present)
     ]
 
 
