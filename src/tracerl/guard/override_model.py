@@ -96,7 +96,7 @@ def codes_of(text: str) -> np.ndarray:
 def segments(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(starts, ends) of sentences and lines, long ones cut every MAX_SEGMENT characters."""
     n = len(codes)
-    cuts = np.flatnonzero(_IS_BOUNDARY[np.minimum(codes, 0xFFFF)])
+    cuts = np.flatnonzero(np.take(_IS_BOUNDARY, codes, mode="clip"))  # clip: U+FFFF, no cut
     cuts += 1
     # "Header:\n\norder" is one thought: a cut right after another one is dropped, so
     # punctuation runs and blank lines do not leave segments of one character.
@@ -144,14 +144,17 @@ class OverrideModel:
         # any sum of a few million of them without rounding, in any order.
         n = len(codes)
         padded = np.concatenate((codes, _PAD))
-        prefix = np.zeros((len(ORDERS), n + 1))
+        gathered = np.empty((len(ORDERS), n))
         by_order = self.weights.reshape(len(ORDERS), -1)
         for row, (k, h) in enumerate(rolling_hashes(padded, ORDERS)):
-            np.cumsum(by_order[row][bucket_of(h[:n], k, BITS)], out=prefix[row, 1:])
+            np.take(by_order[row], bucket_of(h[:n], k, BITS), out=gathered[row])
+        prefix = np.zeros((len(ORDERS), n + 1))
+        np.cumsum(gathered, axis=1, out=prefix[:, 1:])
+        # An order's grams of a span start in [start, last), last = end - (order - 1) at
+        # most, so the grams that run into the padding are never summed; a span too short
+        # for the order has last == start and sums to 0. No index needs clipping.
         last = np.maximum(ends - self.span_trim, starts)  # (O, S)
-        sizes = np.maximum(n - self.span_trim, 0)
-        total = (prefix[_ROWS, np.minimum(last, sizes)]
-                 - prefix[_ROWS, np.minimum(starts, sizes)]).sum(axis=0)
+        total = (prefix[_ROWS, last] - prefix[_ROWS, starts]).sum(axis=0)
         count = (last - starts).sum(axis=0)
         return total / np.sqrt(np.maximum(count, 1.0)) + self.bias
 
