@@ -144,12 +144,12 @@ class OverrideModel:
         # any sum of a few million of them without rounding, in any order.
         n = len(codes)
         padded = np.concatenate((codes, _PAD))
-        gathered = np.empty((len(ORDERS), n))
+        gathered = np.empty((len(ORDERS), n), dtype=self.weights.dtype)
         by_order = self.weights.reshape(len(ORDERS), -1)
         for row, (k, h) in enumerate(rolling_hashes(padded, ORDERS)):
             np.take(by_order[row], bucket_of(h[:n], k, BITS), out=gathered[row])
         prefix = np.zeros((len(ORDERS), n + 1))
-        np.cumsum(gathered, axis=1, out=prefix[:, 1:])
+        np.cumsum(gathered, axis=1, dtype=np.float64, out=prefix[:, 1:])
         # An order's grams of a span start in [start, last), last = end - (order - 1) at
         # most, so the grams that run into the padding are never summed; a span too short
         # for the order has last == start and sums to 0. No index needs clipping.
