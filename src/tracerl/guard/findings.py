@@ -283,26 +283,49 @@ def _trigram_ids(data: np.ndarray) -> np.ndarray:
     return ((d[:-2] << 10) ^ (d[1:-1] << 5) ^ d[2:]) & 0xFFFF
 
 
-_LAST_TABLE: tuple[str, np.ndarray | None] = ("", None)
-"""The last text's trigram table: the scanners of one `scan()` look up their triggers in
-the same lower-cased text, so the table is built once per text, not once per scanner
+@dataclass(frozen=True)
+class ByteTables:
+    """Which bytes, byte pairs and (hashed) byte trigrams occur in one text's UTF-8."""
+
+    singles: np.ndarray
+    """256 bools, by byte."""
+    pairs: np.ndarray
+    """64 K bools, by first byte << 8 | second byte."""
+    trigrams: np.ndarray
+    """64 K bools, by `_trigram_ids`."""
+
+
+_LAST_TABLES: tuple[str, ByteTables | None] = ("", None)
+"""The last text's tables: the scanners of one `scan()` look up their triggers in the
+same lower-cased text, so the tables are built once per text, not once per scanner
 (one tuple, replaced atomically, like `_LAST_LOWER`; a table is never written after)."""
 
 
-def trigram_table(low: str) -> np.ndarray | None:
-    """A 64 K-entry bool table holding every byte trigram of `low` (UTF-8), by
-    `_trigram_ids`; None for text of fewer than 3 bytes."""
-    global _LAST_TABLE
-    last = _LAST_TABLE
+def byte_tables(low: str) -> ByteTables | None:
+    """The ByteTables of `low`; None for text of fewer than 3 bytes."""
+    global _LAST_TABLES
+    last = _LAST_TABLES
     if last[0] is low:
         return last[1]
     data = np.frombuffer(low.encode("utf-8", "replace"), np.uint8)
-    table = None
+    tables = None
     if len(data) >= 3:
-        table = np.zeros(1 << 16, dtype=bool)
-        table[_trigram_ids(data)] = True
-    _LAST_TABLE = (low, table)
-    return table
+        singles = np.zeros(1 << 8, dtype=bool)
+        singles[data] = True
+        d = data.astype(np.uint32)
+        pairs = np.zeros(1 << 16, dtype=bool)
+        pairs[(d[:-1] << 8) | d[1:]] = True
+        trigrams = np.zeros(1 << 16, dtype=bool)
+        trigrams[_trigram_ids(data)] = True
+        tables = ByteTables(singles, pairs, trigrams)
+    _LAST_TABLES = (low, tables)
+    return tables
+
+
+def _ascii_ids(triggers: list[str], n: int) -> np.ndarray:
+    """The byte (n = 1) or byte-pair (n = 2) id of each trigger, as ByteTables index them."""
+    return np.array([ord(t[0]) << 8 | ord(t[1]) if n == 2 else ord(t) for t in triggers],
+                    dtype=np.intp)
 
 
 class TriggerIndex:
@@ -310,33 +333,40 @@ class TriggerIndex:
 
     Testing every trigger with `in` costs one scan of the text each: about 150 scans of
     2 KB for the built-in scanners, a fifth of a whole `scan()` (issue 15). Instead the
-    text's byte trigrams go into a 64 K-bit table once; a trigger can only occur if all
-    of its trigrams are in the table, and only those few candidates are confirmed with
-    `in`. (ASCII bytes never occur inside a UTF-8 multi-byte character, so an ASCII
-    trigger's bytes occur in the encoded text exactly when it occurs in the text; the
-    table can only over-report, and `in` has the last word.) Short or non-ASCII
-    triggers are tested with `in` directly.
+    text's bytes, byte pairs and byte trigrams go into tables once (`byte_tables`, shared
+    by the scanners); an ASCII trigger of one or two characters occurs exactly when its
+    byte or pair does (ASCII bytes never occur inside a UTF-8 multi-byte character), and
+    a longer one can only occur if all of its trigrams are in the table, so only those
+    few candidates are confirmed with `in`. (A lone surrogate encodes as "?", so the
+    tables can over-report, never miss; a trigger only decides whether a regex runs.)
+    Non-ASCII triggers are tested with `in` directly.
     """
 
     def __init__(self, patterns: tuple[Pattern, ...]) -> None:
         self.patterns = patterns
         triggers = sorted({t for p in patterns for t in p.triggers})
-        self.direct = [t for t in triggers if len(t) < 3 or not t.isascii()]
+        self.direct = [t for t in triggers if not t.isascii()]
+        self.short = [[t for t in triggers if len(t) == n and t.isascii()] for n in (1, 2)]
+        self.short_ids = [_ascii_ids(ts, n) for n, ts in zip((1, 2), self.short, strict=True)]
         self.hashed = [t for t in triggers if len(t) >= 3 and t.isascii()]
         ids = [_trigram_ids(np.frombuffer(t.encode(), np.uint8)) for t in self.hashed]
         self.ids = np.concatenate(ids) if ids else np.zeros(0, np.uint32)
         self.firsts = np.cumsum([0] + [len(i) for i in ids[:-1]])
 
     def present(self, low: str) -> set[str]:
-        """The triggers that occur in `low`."""
+        """The triggers that occur in `low` (an ASCII trigger of one or two characters
+        may be over-reported for text holding a lone surrogate)."""
         found = {t for t in self.direct if t in low}
-        if not self.hashed:
-            return found
-        table = trigram_table(low)
-        if table is None:
-            return found | {t for t in self.hashed if t in low}
-        maybe = np.logical_and.reduceat(table[self.ids], self.firsts)
-        found.update(t for t in (self.hashed[i] for i in np.flatnonzero(maybe)) if t in low)
+        tables = byte_tables(low)
+        if tables is None:
+            return found | {t for ts in (*self.short, self.hashed) for t in ts if t in low}
+        for ts, ids, table in zip(self.short, self.short_ids, (tables.singles, tables.pairs),
+                                  strict=True):  # fmt: skip
+            if ts:
+                found.update(ts[i] for i in np.flatnonzero(table[ids]))
+        if self.hashed:
+            maybe = np.logical_and.reduceat(tables.trigrams[self.ids], self.firsts)
+            found.update(t for t in (self.hashed[i] for i in np.flatnonzero(maybe)) if t in low)
         return found
 
 
