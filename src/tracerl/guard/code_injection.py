@@ -203,8 +203,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"['\"]\s{0,3}(?:or|and|\|\|)\s{1,3}['\"]?(\w{1,10})['\"]?\s{0,3}=\s{0,3}"
         r"['\"]?(\w{1,10})",
         0.9,
-        ("or", "and", "||"),
+        ("=",),  # every match has one; rarer in text than "or", its other necessary part
         _sql_tautology,
+        anchored=True,
     ),
     _p(
         "sql_injection",
@@ -219,7 +220,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"'\s{0,3}(?:or|\|\|)\s{1,3}''\s{0,3}=\s{0,3}'|\"\s{0,3}(?:or|\|\|)\s{1,3}"
         r"\"\"\s{0,3}=\s{0,3}\"",
         0.9,
-        ("or", "||"),
+        ("=",),
+        anchored=True,
     ),
     _p(
         "sql_injection",
