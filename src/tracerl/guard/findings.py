@@ -363,10 +363,10 @@ class TriggerIndex:
         for ts, ids, table in zip(self.short, self.short_ids, (tables.singles, tables.pairs),
                                   strict=True):  # fmt: skip
             if ts:
-                found.update(ts[i] for i in np.flatnonzero(table[ids]))
+                found.update(ts[i] for i in table[ids].nonzero()[0])
         if self.hashed:
             maybe = np.logical_and.reduceat(tables.trigrams[self.ids], self.firsts)
-            found.update(t for t in (self.hashed[i] for i in np.flatnonzero(maybe)) if t in low)
+            found.update(t for t in (self.hashed[i] for i in maybe.nonzero()[0]) if t in low)
         return found
 
 

@@ -96,7 +96,9 @@ def codes_of(text: str) -> np.ndarray:
 def segments(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(starts, ends) of sentences and lines, long ones cut every MAX_SEGMENT characters."""
     n = len(codes)
-    cuts = np.flatnonzero(np.take(_IS_BOUNDARY, codes, mode="clip"))  # clip: U+FFFF, no cut
+    # Array methods rather than np.* functions here: numpy's Python wrappers cost about a
+    # microsecond a call, a tenth of this function (issue 15, latency).
+    cuts = _IS_BOUNDARY.take(codes, mode="clip").nonzero()[0]  # clip: U+FFFF, no cut
     cuts += 1
     # "Header:\n\norder" is one thought: a cut right after another one is dropped, so
     # punctuation runs and blank lines do not leave segments of one character.
@@ -147,9 +149,10 @@ class OverrideModel:
         gathered = np.empty((len(ORDERS), n), dtype=self.weights.dtype)
         by_order = self.weights.reshape(len(ORDERS), -1)
         for row, (k, h) in enumerate(rolling_hashes(padded, ORDERS)):
-            np.take(by_order[row], bucket_of(h[:n], k, BITS), out=gathered[row])
+            # mode="clip" (no index is out of range): with "raise", take buffers `out`
+            by_order[row].take(bucket_of(h[:n], k, BITS), out=gathered[row], mode="clip")
         prefix = np.zeros((len(ORDERS), n + 1))
-        np.cumsum(gathered, axis=1, dtype=np.float64, out=prefix[:, 1:])
+        gathered.cumsum(axis=1, dtype=np.float64, out=prefix[:, 1:])
         # An order's grams of a span start in [start, last), last = end - (order - 1) at
         # most, so the grams that run into the padding are never summed; a span too short
         # for the order has last == start and sums to 0. No index needs clipping.
@@ -167,7 +170,7 @@ class OverrideModel:
         starts, ends = segments(codes)
         spans_s, spans_e = spans(starts, ends, len(codes))
         z = self.logits(codes, spans_s, spans_e)
-        i = int(np.argmax(z))
+        i = int(z.argmax())
         return float(1.0 / (1.0 + np.exp(-z[i]))), int(spans_s[i]), int(spans_e[i])
 
 
