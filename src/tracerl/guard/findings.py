@@ -279,16 +279,18 @@ def max_width(regex: re.Pattern[str]) -> int:
 
 def _trigram_ids(data: np.ndarray) -> np.ndarray:
     """A 16-bit hash of each byte trigram of `data` (uint8), by start."""
-    d = data.astype(np.uint32)
-    return ((d[:-2] << 10) ^ (d[1:-1] << 5) ^ d[2:]) & 0xFFFF
+    return _trigrams_of(data.astype(np.uint16))
+
+
+def _trigrams_of(d: np.ndarray) -> np.ndarray:
+    """`_trigram_ids` of bytes already widened to uint16 (whose shifts wrap at 16 bits)."""
+    return (d[:-2] << 10) ^ (d[1:-1] << 5) ^ d[2:]
 
 
 @dataclass(frozen=True)
 class ByteTables:
-    """Which bytes, byte pairs and (hashed) byte trigrams occur in one text's UTF-8."""
+    """Which byte pairs and (hashed) byte trigrams occur in one text's UTF-8."""
 
-    singles: np.ndarray
-    """256 bools, by byte."""
     pairs: np.ndarray
     """64 K bools, by first byte << 8 | second byte."""
     trigrams: np.ndarray
@@ -310,22 +312,16 @@ def byte_tables(low: str) -> ByteTables | None:
     data = np.frombuffer(low.encode("utf-8", "replace"), np.uint8)
     tables = None
     if len(data) >= 3:
-        singles = np.zeros(1 << 8, dtype=bool)
-        singles[data] = True
-        d = data.astype(np.uint32)
+        d = data.astype(np.uint16)
         pairs = np.zeros(1 << 16, dtype=bool)
         pairs[(d[:-1] << 8) | d[1:]] = True
         trigrams = np.zeros(1 << 16, dtype=bool)
-        trigrams[_trigram_ids(data)] = True
-        tables = ByteTables(singles, pairs, trigrams)
+        trigrams[_trigrams_of(d)] = True
+        tables = ByteTables(pairs, trigrams)
     _LAST_TABLES = (low, tables)
     return tables
 
 
-def _ascii_ids(triggers: list[str], n: int) -> np.ndarray:
-    """The byte (n = 1) or byte-pair (n = 2) id of each trigger, as ByteTables index them."""
-    return np.array([ord(t[0]) << 8 | ord(t[1]) if n == 2 else ord(t) for t in triggers],
-                    dtype=np.intp)
 
 
 class TriggerIndex:
@@ -333,21 +329,21 @@ class TriggerIndex:
 
     Testing every trigger with `in` costs one scan of the text each: about 150 scans of
     2 KB for the built-in scanners, a fifth of a whole `scan()` (issue 15). Instead the
-    text's bytes, byte pairs and byte trigrams go into tables once (`byte_tables`, shared
-    by the scanners); an ASCII trigger of one or two characters occurs exactly when its
-    byte or pair does (ASCII bytes never occur inside a UTF-8 multi-byte character), and
-    a longer one can only occur if all of its trigrams are in the table, so only those
-    few candidates are confirmed with `in`. (A lone surrogate encodes as "?", so the
-    tables can over-report, never miss; a trigger only decides whether a regex runs.)
-    Non-ASCII triggers are tested with `in` directly.
+    text's byte pairs and byte trigrams go into tables once (`byte_tables`, shared by
+    the scanners); an ASCII trigger of two characters occurs exactly when its pair does
+    (ASCII bytes never occur inside a UTF-8 multi-byte character), and a longer one can
+    only occur if all of its trigrams are in the table, so only those few candidates are
+    confirmed with `in`. (A lone surrogate encodes as "?", so the pair table can
+    over-report, never miss; a trigger only decides whether a regex runs.) Non-ASCII
+    triggers and single characters are tested with `in` directly.
     """
 
     def __init__(self, patterns: tuple[Pattern, ...]) -> None:
         self.patterns = patterns
         triggers = sorted({t for p in patterns for t in p.triggers})
-        self.direct = [t for t in triggers if not t.isascii()]
-        self.short = [[t for t in triggers if len(t) == n and t.isascii()] for n in (1, 2)]
-        self.short_ids = [_ascii_ids(ts, n) for n, ts in zip((1, 2), self.short, strict=True)]
+        self.direct = [t for t in triggers if len(t) == 1 or not t.isascii()]
+        self.pairs = [t for t in triggers if len(t) == 2 and t.isascii()]
+        self.pair_ids = np.array([ord(t[0]) << 8 | ord(t[1]) for t in self.pairs], np.intp)
         self.hashed = [t for t in triggers if len(t) >= 3 and t.isascii()]
         ids = [_trigram_ids(np.frombuffer(t.encode(), np.uint8)) for t in self.hashed]
         self.ids = np.concatenate(ids) if ids else np.zeros(0, np.uint32)
@@ -359,11 +355,9 @@ class TriggerIndex:
         found = {t for t in self.direct if t in low}
         tables = byte_tables(low)
         if tables is None:
-            return found | {t for ts in (*self.short, self.hashed) for t in ts if t in low}
-        for ts, ids, table in zip(self.short, self.short_ids, (tables.singles, tables.pairs),
-                                  strict=True):  # fmt: skip
-            if ts:
-                found.update(ts[i] for i in table[ids].nonzero()[0])
+            return found | {t for t in (*self.pairs, *self.hashed) if t in low}
+        if self.pairs:
+            found.update(self.pairs[i] for i in tables.pairs[self.pair_ids].nonzero()[0])
         if self.hashed:
             maybe = np.logical_and.reduceat(tables.trigrams[self.ids], self.firsts)
             found.update(t for t in (self.hashed[i] for i in maybe.nonzero()[0]) if t in low)
