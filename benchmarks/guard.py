@@ -192,9 +192,10 @@ def latency(quick: bool) -> None:
         text = realistic(n)
         fresh = copies(text)
         cases = (
-            ("realistic, check_observation", lambda: guard.check_observation(fresh())),
-            ("realistic, check_tool_call", lambda: guard.check_tool_call("bash", {"c": fresh()})),
-            ("realistic, scan()", lambda: scan(fresh())),
+            ("realistic, check_observation", lambda f=fresh: guard.check_observation(f())),
+            ("realistic, check_tool_call",
+             lambda f=fresh: guard.check_tool_call("bash", {"c": f()})),
+            ("realistic, scan()", lambda f=fresh: scan(f())),
             ("override detector alone (in scan())",
              lambda v=_view(text): override_model.load().best(v)),  # noqa: B008
             ("floor: str.lower() + one find", lambda t=text: t.lower().find("ignore")),

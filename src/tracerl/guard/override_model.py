@@ -89,8 +89,9 @@ def bucket_of(h: np.ndarray, n: int, bits: int) -> np.ndarray:
 
 
 def codes_of(text: str) -> np.ndarray:
-    """The text's code points, whitespace runs kept as they are (the view is lower-case)."""
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    """The text's code points, whitespace runs kept as they are (the view is lower-case);
+    a lone surrogate (json.loads makes them from "\\ud800") is kept as its code point."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 def segments(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

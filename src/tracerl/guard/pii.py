@@ -172,7 +172,10 @@ def _ipv4(m: re.Match[str], text: str) -> float | None:
         return None
     if _VERSION_HEAD.search(text, max(0, m.start() - 12), m.start()):
         return None
-    ip = ipaddress.IPv4Address(m.group())
+    try:
+        ip = ipaddress.IPv4Address(m.group())
+    except ValueError:  # "018.8.8.8": a leading zero (octal in some parsers) is no address
+        return None
     if ip.is_loopback or ip.is_unspecified or ip.is_multicast or octets[0] == 255:
         return None
     return 0.6 if ip.is_private else 0.8
