@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from guard import copies, realistic
+from guard import ADVERSARIAL, copies, realistic
 
 
 def load_scan(src: str) -> Callable[[str], object]:
@@ -43,24 +43,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base", help="src/ directory of the baseline tree")
     parser.add_argument("new", help="src/ directory of the tree under test")
-    parser.add_argument("--blocks", type=int, default=20, help="blocks of 150 scans per tree")
+    parser.add_argument("--blocks", type=int, default=20, help="blocks of scans per tree")
+    parser.add_argument("--per-block", type=int, default=150, help="scans per block")
+    parser.add_argument("--size", type=int, default=2048, help="characters of text")
+    parser.add_argument("--adversarial", choices=sorted(ADVERSARIAL),
+                        help="one of guard.py's adversarial units repeated, not realistic text")
     args = parser.parse_args()
     scans = {"base": load_scan(args.base), "new": load_scan(args.new)}
-    fresh = copies(realistic(2048))  # a new text object each scan, as on the rollout path
+    unit = ADVERSARIAL.get(args.adversarial or "")
+    text = (unit * (args.size // len(unit) + 1))[: args.size] if unit else realistic(args.size)
+    fresh = copies(text)  # a new text object each scan, as on the rollout path
     for scan in scans.values():
-        for _ in range(200):
+        for _ in range(min(200, 2 * args.per_block)):
             scan(fresh())
     wall: dict[str, list[float]] = {k: [] for k in scans}
     cpu: dict[str, list[float]] = {k: [] for k in scans}
     for _ in range(args.blocks):
         for name, scan in scans.items():
-            for _ in range(150):
+            for _ in range(args.per_block):
                 text = fresh()
                 c0, t0 = time.thread_time_ns(), time.perf_counter()
                 scan(text)
                 wall[name].append((time.perf_counter() - t0) * 1e3)
                 cpu[name].append((time.thread_time_ns() - c0) / 1e6)
-    print(f"{args.blocks * 150} scans of 2 KB per tree")
+    print(f"{args.blocks * args.per_block} scans of {args.size} characters "
+          f"({args.adversarial or 'realistic'}) per tree")
     print("| tree | wall p50 ms | wall p99 ms | cpu p50 ms | cpu p99 ms |")
     print("|---|---:|---:|---:|---:|")
     for name in scans:
