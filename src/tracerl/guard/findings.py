@@ -297,18 +297,21 @@ class ByteTables:
     """64 K bools, by `_trigram_ids`."""
 
 
-_LAST_TABLES: tuple[str, ByteTables | None] = ("", None)
-"""The last text's tables: the scanners of one `scan()` look up their triggers in the
-same lower-cased text, so the tables are built once per text, not once per scanner
-(one tuple, replaced atomically, like `_LAST_LOWER`; a table is never written after)."""
+_LAST_TABLES: tuple[tuple[str, ByteTables | None], ...] = ()
+"""The last two texts' tables: the scanners of one `scan()` look up their triggers in the
+same lower-cased text, so the tables are built once per text, not once per scanner; the
+second entry keeps them when the jailbreak scanner reads a leetspeak-folded copy in
+between (one tuple, replaced atomically, like `_LAST_LOWER`; a table is never written
+after it is built)."""
 
 
 def byte_tables(low: str) -> ByteTables | None:
     """The ByteTables of `low`; None for text of fewer than 3 bytes."""
     global _LAST_TABLES
     last = _LAST_TABLES
-    if last[0] is low:
-        return last[1]
+    for seen, cached in last:
+        if seen is low:
+            return cached
     data = np.frombuffer(low.encode("utf-8", "replace"), np.uint8)
     tables = None
     if len(data) >= 3:
@@ -318,10 +321,8 @@ def byte_tables(low: str) -> ByteTables | None:
         trigrams = np.zeros(1 << 16, dtype=bool)
         trigrams[_trigrams_of(d)] = True
         tables = ByteTables(pairs, trigrams)
-    _LAST_TABLES = (low, tables)
+    _LAST_TABLES = ((low, tables), *last[:1])
     return tables
-
-
 
 
 class TriggerIndex:
