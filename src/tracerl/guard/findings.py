@@ -94,6 +94,27 @@ def non_ascii(text: str) -> frozenset[str]:
     return chars
 
 
+_LAST_ASCII: tuple[tuple[str, bytes], ...] = ()
+"""The byte strings of the last two texts asked about (a text and its lower-case view)."""
+
+
+def ascii_bytes(text: str) -> bytes:
+    """`text.encode("ascii", "replace")`: one byte per character, "?" for each non-ASCII
+    one, so offsets stay valid; scanners map it to byte classes and search those with
+    bytes.find. Several scanners need it for the same text, and on text with non-ASCII
+    characters the encoding costs a few microseconds (an error handler per run of them),
+    so it is kept for the last two texts, like `non_ascii`."""
+    global _LAST_ASCII
+    last = _LAST_ASCII
+    for seen, data in last:
+        if seen is text:
+            return data
+    data = text.encode("ascii", "replace")
+    if not text.isascii():  # an ASCII text's encoding is a plain copy, not worth keeping
+        _LAST_ASCII = ((text, data), *last[:1])
+    return data
+
+
 Verdict = float | tuple[float, int, int] | None
 Validator = Callable[[re.Match[str], str], Verdict]
 """(match, original text) -> score, (score, start, end) to narrow the span, or None to drop."""

@@ -19,6 +19,7 @@ from tracerl.guard.findings import (
     Pattern,
     Validator,
     Verdict,
+    ascii_bytes,
     dedupe,
     lower_same_length,
     non_ascii,
@@ -271,7 +272,7 @@ def numeric_chunks(text: str, ascii_digits: bool) -> Iterator[re.Match[str]]:
     if not ascii_digits:
         yield from _NUMERIC_CHUNK.finditer(text)
         return
-    cls = text.encode("ascii", "replace").translate(_CHUNK_CLASSES)
+    cls = ascii_bytes(text).translate(_CHUNK_CLASSES)
     i = cls.find(b"d" * 7)
     while i != -1:
         stop = cls.find(b" ", i)
@@ -283,7 +284,7 @@ def numeric_chunks(text: str, ascii_digits: bool) -> Iterator[re.Match[str]]:
 def _iban_possible(text: str, ascii_digits: bool) -> bool:
     """An IBAN starts with two letters A-Z and two digits; without such four characters
     in a row (with `\\d` meaning [0-9]) the IBAN regex cannot match."""
-    return not ascii_digits or b"uudd" in text.encode("ascii", "replace").translate(
+    return not ascii_digits or b"uudd" in ascii_bytes(text).translate(
         _IBAN_CLASSES)
 
 
