@@ -398,16 +398,19 @@ def trigger_index(patterns: tuple[Pattern, ...]) -> TriggerIndex:
 
 
 def run_patterns(
-    scanner: str, patterns: Iterable[Pattern], text: str, *, low: str | None = None
+    scanner: str, patterns: Iterable[Pattern], text: str, *, low: str | None = None,
+    present: set[str] | None = None,
 ) -> list[Finding]:
-    """All findings of `patterns` over `text`, overlapping duplicates removed."""
+    """All findings of `patterns` over `text`, overlapping duplicates removed. `present`
+    may give the triggers that occur in `low` (found for a larger tuple of patterns)."""
     low = lower_same_length(text) if low is None else low
     out: list[Finding] = []
     if not isinstance(patterns, tuple):
         for p in patterns:
             out.extend(p.findings(scanner, text, low))
         return dedupe(out)
-    present = trigger_index(patterns).present(low)
+    if present is None:
+        present = trigger_index(patterns).present(low)
     for p in patterns:
         if not p.triggers or not present.isdisjoint(p.triggers):
             out.extend(p.findings(scanner, text, low, checked=True, present=present))

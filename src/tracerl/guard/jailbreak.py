@@ -264,10 +264,10 @@ _PHRASES: tuple[Pattern, ...] = (
 )
 
 
-def _phrase_findings(view: View, name: str) -> list[Finding]:
+def _phrase_findings(view: View, name: str, present: set[str] | None = None) -> list[Finding]:
     """Phrase matches over the canonical view, mapped back to original offsets."""
     out: list[Finding] = []
-    for f in run_patterns(name, _PHRASES, view.text, low=view.text):
+    for f in run_patterns(name, _PHRASES, view.text, low=view.text, present=present):
         start, end = view.span(f.start, f.end)
         out.append(Finding(name, f.kind, start, end, f.score))
     return out
@@ -280,17 +280,26 @@ _TEMPLATE_TOKENS = anchored(
 )  # fmt: skip
 """_TEMPLATE as a pattern: each of its tokens holds one of these triggers."""
 _TEMPLATES = (_TEMPLATE_TOKENS,)
+_RULES = _PHRASES + _TEMPLATES
+"""Phrases and template tokens: their triggers are looked up in one pass (`_rules`)."""
 
 
-def _template_findings(view: View, name: str) -> list[Finding]:
-    present = trigger_index(_TEMPLATES).present(view.text)
-    if not present:
+def _template_findings(view: View, name: str, present: set[str] | None = None) -> list[Finding]:
+    if present is None:
+        present = trigger_index(_TEMPLATES).present(view.text)
+    if present.isdisjoint(_TEMPLATE_TOKENS.triggers):
         return []
     return [
         Finding(name, "template_injection", *view.span(f.start, f.end), 0.95)
         for f in _TEMPLATE_TOKENS.findings(name, view.text, view.text, checked=True,
                                            present=present)
     ]
+
+
+def _rules(view: View, name: str) -> list[Finding]:
+    """Phrase and template-token findings over the view, their triggers found once."""
+    present = trigger_index(_RULES).present(view.text)
+    return _phrase_findings(view, name, present) + _template_findings(view, name, present)
 
 
 def _base64_spans(text: str) -> list[tuple[int, int]]:
@@ -362,7 +371,7 @@ class JailbreakScanner:
 
     def scan(self, text: str) -> list[Finding]:
         view = canonical(text, lower_same_length(text))
-        found = _phrase_findings(view, self.name) + _template_findings(view, self.name)
+        found = _rules(view, self.name)
         if view.folded:
             found = [self._mark_folded(f, text) for f in found]
         found += self._leet(view, found)
@@ -421,7 +430,7 @@ class JailbreakScanner:
             if decoded is None:
                 continue
             inner = canonical(decoded, lower_same_length(decoded))
-            hits = _phrase_findings(inner, self.name) + _template_findings(inner, self.name)
+            hits = _rules(inner, self.name)
             if hits:
                 detail = f"base64: {hits[0].kind}"
                 out.append(Finding(self.name, "obfuscation", start, end, 0.9, detail))
