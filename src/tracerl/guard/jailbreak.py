@@ -331,9 +331,19 @@ def _decode_base64(blob: str) -> str | None:
         blob = blob[:-1]
     try:
         raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
-        decoded = raw.decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+    except (binascii.Error, ValueError):
         return None
+    # Most blobs (hex digests, ids) decode to bytes that are not UTF-8; finding that out
+    # by an exception costs more than the decoding, so decode with replacements and
+    # decide: a U+FFFD that the bytes do not spell (EF BF BD) means an invalid sequence.
+    decoded = raw.decode("utf-8", "replace")
+    if "\ufffd" in decoded:
+        if b"\xef\xbf\xbd" not in raw:
+            return None
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
     return decoded if printable >= 0.9 * max(1, len(decoded)) else None
 
