@@ -1,5 +1,8 @@
 import dataclasses
 import random
+import re
+
+import pytest
 
 from tracerl.guard import Finding
 from tracerl.guard.findings import (
@@ -7,7 +10,9 @@ from tracerl.guard.findings import (
     compile_fast,
     dedupe,
     lower_same_length,
+    max_widths,
     non_ascii,
+    pattern,
     shannon_entropy,
     trigger_index,
 )
@@ -112,3 +117,12 @@ def test_trigger_index_reports_exactly_the_triggers_in_the_text() -> None:
 def test_non_ascii_lists_the_distinct_non_ascii_characters() -> None:
     for text in _texts():
         assert non_ascii(text) == {c for c in text if not c.isascii()}
+
+
+def test_an_anchored_pattern_must_be_bounded_and_look_ahead_little() -> None:
+    assert max_widths(re.compile(r"x(?![\d.]|\.\d)")) == (1, 2)
+    for rx in (r"ab+", r"ab(?=c{0,40})"):
+        with pytest.raises(ValueError, match="anchored"):
+            pattern("k", rx, 1.0, ("ab",), anchored=True)
+    with pytest.raises(ValueError, match="anchored"):
+        pattern("k", r"ab", 1.0, (), anchored=True)

@@ -284,18 +284,31 @@ def pattern(
     regex, word_start = compile_fast(rx, flags)
     width = 0
     if anchored:
-        width = max_width(regex)
-        if not triggers or width == 0:
-            raise ValueError(f"an anchored pattern needs triggers and a bounded regex: {rx!r}")
+        width, ahead = max_widths(regex)
+        if not triggers or width == 0 or ahead > _MARGIN:
+            raise ValueError(f"an anchored pattern needs triggers, a bounded regex and "
+                             f"look-aheads of at most {_MARGIN} characters: {rx!r}")
     return Pattern(kind, regex, score, triggers, lower, validate, group, word_start, width)
 
 
-def max_width(regex: re.Pattern[str]) -> int:
-    """The longest match `regex` can make; 0 when it is unbounded."""
-    from re import _parser  # type: ignore[attr-defined]
+def max_widths(regex: re.Pattern[str]) -> tuple[int, int]:
+    """(the longest match `regex` can make, 0 when unbounded; the longest text any of its
+    look-aheads reads, which may reach past the match's end)."""
+    from re import _constants, _parser  # type: ignore[attr-defined]
 
-    hi = _parser.parse(regex.pattern, regex.flags).getwidth()[1]
-    return 0 if hi >= _parser.MAXREPEAT or hi >= 1 << 16 else int(hi)
+    def ahead(node: object) -> int:
+        if isinstance(node, _parser.SubPattern):
+            return max((ahead(item) for item in node.data), default=0)
+        if not isinstance(node, tuple | list):
+            return 0
+        if (len(node) == 2 and node[0] in (_constants.ASSERT, _constants.ASSERT_NOT)
+                and node[1][0] == 1):  # a look-ahead: (op, (direction, subpattern))
+            return max(int(min(node[1][1].getwidth()[1], 1 << 16)), ahead(node[1][1]))
+        return max((ahead(item) for item in node), default=0)
+
+    parsed = _parser.parse(regex.pattern, regex.flags)
+    hi = parsed.getwidth()[1]
+    return (0 if hi >= 1 << 16 else int(hi)), ahead(parsed)
 
 
 def _trigram_ids(data: np.ndarray) -> np.ndarray:
