@@ -20,6 +20,8 @@ import base64
 import binascii
 import re
 
+import numpy as np
+
 from tracerl.guard import override_model
 from tracerl.guard.findings import (
     Finding,
@@ -123,6 +125,8 @@ def _leet_inside(text: str) -> list[int]:
     The text becomes a string of classes and the two shapes ("gl", "lg") are found with
     bytes.find: a character-class regex costs about 20 ns a character here."""
     cls = ascii_bytes(text).translate(_CLASSES)
+    if cls.count(b"gl") + cls.count(b"lg") > _LEET_LOOP_MOST:
+        return _leet_inside_flood(cls)
     out = set()
     for shape, mid in ((b"gl", 1), (b"lg", 0)):
         i = cls.find(shape)
@@ -132,6 +136,23 @@ def _leet_inside(text: str) -> list[int]:
                 out.add(j)
             i = cls.find(shape, i + 1)
     return sorted(out)
+
+
+_LEET_LOOP_MOST = 64
+"""More "gl"/"lg" shapes than this (a flood of leetspeak): `_leet_inside_flood`."""
+
+
+def _leet_inside_flood(cls: bytes) -> list[int]:
+    """`_leet_inside` of a class string with many candidates, in a few numpy passes (the
+    loop costs about 0.7 ms on 2 KB of "1gn0r3 ", the numpy passes about 15 us whatever
+    the text): offset j qualifies when it is "l", both neighbours are "g" or "h", and one
+    of them is "g"."""
+    a = np.frombuffer(cls, dtype=np.uint8)
+    g, h, leet_class = ord("g"), ord("h"), ord("l")
+    left, mid, right = a[:-2], a[1:-1], a[2:]
+    lg, rg = left == g, right == g
+    ok = (mid == leet_class) & (lg | (left == h)) & (rg | (right == h)) & (lg | rg)
+    return (ok.nonzero()[0] + 1).tolist()
 
 
 def _negated(m: re.Match[str], view: str) -> bool:
