@@ -241,12 +241,13 @@ NUMERIC: tuple[Pattern, ...] = (
     _p("ssn", r"(?<![\d-])(\d{3})([- ])(\d{2})([- ])(\d{4})(?![\d-])", 0.9, (), _ssn),
     _p("ip_address", r"(?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.]|\.\d)", 0.8, (), _ipv4),
 )
-NUMERIC_NEEDS: tuple[tuple[int, str], ...] = ((8, "+"), (10, ""), (13, ""), (9, ""), (4, "..."))
+NUMERIC_NEEDS: tuple[tuple[int, str, int], ...] = (
+    (8, "+", 1), (10, "", 0), (13, "", 0), (9, "- ", 2), (4, ".", 3))
 """For each NUMERIC pattern: the fewest digits a chunk must hold for the pattern (and its
-validator) to accept anything in it, and a substring it must contain (phones with a
-country code need "+", an IPv4 address three dots). Most chunks of ordinary text
-(dates, versions, ids) are too short for every numeric kind, so their five regex runs
-are skipped (issue 15, latency)."""
+validator) to accept anything in it, and how many of some characters it must hold
+(phones with a country code need a "+", an SSN two separators, "-" or " ", an IPv4
+address three dots). Most chunks of ordinary text (dates, versions, ids) fail these for
+every numeric kind, so their five regex runs are skipped (issue 15, latency)."""
 IBAN = Pattern("iban", re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,34}"), 0.95, (), False, _iban,
                word_start=True)  # fmt: skip
 
@@ -299,8 +300,8 @@ class PIIScanner:
         for chunk in numeric_chunks(text, ascii_digits):
             part = chunk.group()
             digits = sum(map(str.isdigit, part))  # isdigit counts every \d, and more
-            for p, (least, needs) in zip(NUMERIC, NUMERIC_NEEDS, strict=True):
-                if digits >= least and (not needs or part.count(needs[0]) >= len(needs)):
+            for p, (least, chars, times) in zip(NUMERIC, NUMERIC_NEEDS, strict=True):
+                if digits >= least and sum(map(part.count, chars)) >= times:
                     found.extend(p.findings(self.name, text, text, chunk.start(), chunk.end()))
         if _iban_possible(text, ascii_digits):
             found.extend(IBAN.findings(self.name, text, text))
