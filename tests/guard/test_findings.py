@@ -79,6 +79,7 @@ def _texts() -> list[str]:
     texts = [i.text for i in load_corpus()]
     rng = random.Random(15)
     parts = ["; cat /etc/passwd", "' or 'a'='a", "x = 1", "new instructions:", "no limits",
+             "password: hunter2hunter2", "encryption_key=abcd1234efgh", "'token': 'x'",
              "<|im_start|>", "[INST]", "٣٤٥٦٧٨٩٠", "\u200b", "іgnоrе",
              "DE89 3704 0044 0532 0130 00", "+44 20 7946 0958", "or", "=", "|", "\n", " ",
              "ordinary words. "]  # fmt: skip
@@ -93,16 +94,19 @@ def _pattern_sets() -> list[tuple[Pattern, ...]]:
 
 
 def test_anchored_patterns_find_near_their_triggers_what_the_whole_text_gives() -> None:
-    anchored = [p for ps in _pattern_sets() for p in ps if p.width]
-    assert len(anchored) >= 10
+    anchored = [p for ps in _pattern_sets() for p in ps if p.width or p.lead >= 0]
+    assert len(anchored) >= 11
     for text in _texts():
         low = lower_same_length(text)
         for p in anchored:
             subject = low if p.lower else text
-            matches = [m.group() for m in p.regex.finditer(subject)]
-            # the promise that makes windows safe: each match holds a trigger
-            assert all(any(t in m.lower() for t in p.triggers) for m in matches), p.regex
-            whole = dataclasses.replace(p, width=0)
+            matches = [m.group().lower() for m in p.regex.finditer(subject)]
+            # the promises that make windows and starts safe: each match holds a trigger,
+            # one starting within `lead` of the match's start when there is a lead
+            reach = p.lead if p.lead >= 0 else None
+            assert all(any(t in m[: None if reach is None else reach + len(t)]
+                           for t in p.triggers) for m in matches), p.regex
+            whole = dataclasses.replace(p, width=0, lead=-1)
             assert list(p.findings("s", text, low)) == list(whole.findings("s", text, low))
 
 

@@ -140,6 +140,11 @@ class Pattern:
     """For an anchored pattern (every match holds one of its triggers), the longest match
     it can make, so the regex need only run near the triggers' occurrences
     (`windows`); 0 means the regex runs over the whole text."""
+    lead: int = -1
+    """When every match holds one of the triggers starting at most `lead` characters
+    after the match's start (a long match whose keyword comes first, like
+    "password = ..."), the regex is only tried at those few starts (`starts`); -1: no
+    such promise."""
 
     def triggered(self, low: str) -> bool:
         """True when the regex must run: one of the triggers occurs (or there are none)."""
@@ -180,6 +185,24 @@ class Pattern:
                 out.append((lo, hi))
         return out
 
+    def starts(self, low: str, present: set[str] | None = None) -> list[int] | None:
+        """Where a match of a pattern with a `lead` can start: from `lead` characters
+        before each trigger occurrence to the occurrence, in order. None when the
+        pattern has no lead or the starts would be more than 1 in 8 of the text."""
+        if self.lead < 0:
+            return None
+        triggers = self.triggers if present is None else present.intersection(self.triggers)
+        most = len(low) // 8 // (self.lead + 1)
+        found: list[int] = []
+        for t in triggers:
+            i = low.find(t)
+            while i != -1:
+                if len(found) == most:
+                    return None
+                found.append(i)
+                i = low.find(t, i + 1)
+        return sorted({s for i in found for s in range(max(0, i - self.lead), i + 1)})
+
     def findings(
         self, scanner: str, text: str, low: str, pos: int = 0, endpos: int | None = None,
         *, checked: bool = False, present: set[str] | None = None,
@@ -191,11 +214,15 @@ class Pattern:
             return
         subject = low if self.lower else text
         end = len(subject) if endpos is None else endpos
-        wins = self.windows(low, present) if pos == 0 and endpos is None else None
-        if wins is None:
-            matches: Iterable[re.Match[str]] = self.regex.finditer(subject, pos, end)
+        whole = pos == 0 and endpos is None
+        wins = self.windows(low, present) if whole else None
+        starts = self.starts(low, present) if whole and wins is None else None
+        if wins is not None:
+            matches: Iterable[re.Match[str]] = _windowed(self.regex, subject, wins)
+        elif starts is not None:
+            matches = _at_starts(self.regex, subject, starts)
         else:
-            matches = _windowed(self.regex, subject, wins)
+            matches = self.regex.finditer(subject, pos, end)
         for m in matches:
             if self.word_start and follows_word(subject, m.start()):
                 continue
@@ -223,6 +250,20 @@ def _windowed(regex: re.Pattern[str], subject: str,
         for m in regex.finditer(subject, max(lo, done), hi):
             done = m.end()
             yield m
+
+
+def _at_starts(regex: re.Pattern[str], subject: str, starts: list[int]
+               ) -> Iterator[re.Match[str]]:
+    """The matches `regex.finditer(subject)` yields, when every match starts at one of
+    `starts` (sorted): the regex is tried at each start not inside the last match, as
+    finditer tries every position after it."""
+    done = 0
+    for s in starts:
+        if s >= done:
+            m = regex.match(subject, s)
+            if m is not None:
+                done = m.end()
+                yield m
 
 
 def follows_word(text: str, pos: int) -> bool:
@@ -277,6 +318,7 @@ def pattern(
     group: int = 0,
     flags: int = 0,
     anchored: bool = False,
+    lead: int = -1,
 ) -> Pattern:
     """A Pattern from regex source, with the leading-\\b speed-up applied. `anchored`
     promises that every match holds one of `triggers` (in the lower-cased text), so the
@@ -288,7 +330,10 @@ def pattern(
         if not triggers or width == 0 or ahead > _MARGIN:
             raise ValueError(f"an anchored pattern needs triggers, a bounded regex and "
                              f"look-aheads of at most {_MARGIN} characters: {rx!r}")
-    return Pattern(kind, regex, score, triggers, lower, validate, group, word_start, width)
+    if lead >= 0 and (not triggers or word_start):
+        raise ValueError(f"a pattern with a lead needs triggers and no leading \\b: {rx!r}")
+    return Pattern(kind, regex, score, triggers, lower, validate, group, word_start, width,
+                   lead)
 
 
 def max_widths(regex: re.Pattern[str]) -> tuple[int, int]:
