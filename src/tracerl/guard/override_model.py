@@ -68,7 +68,8 @@ def hashed_grams(codes: np.ndarray, orders: tuple[int, ...], bits: int,
 
 def rolling_hashes(codes: np.ndarray, orders: tuple[int, ...]) -> Iterator[tuple[int, np.ndarray]]:
     """(n, h) for each n in `orders` (ascending): h[i] is the unfinished hash of the
-    n-gram at i, hash(n-1-gram at i) * STEP ^ codes[i + n - 1]; h may be reused later."""
+    n-gram at i, hash(n-1-gram at i) * STEP ^ codes[i + n - 1]. Each h is a new array
+    that later steps do not change, except for n = 1, where it is `codes` itself."""
     h = codes
     for k in range(1, orders[-1] + 1):
         if len(codes) < k:
@@ -143,8 +144,9 @@ class OverrideModel:
         # once: (len(ORDERS), len(starts)) index arrays. The text is padded so that every
         # order has n grams (the last n - 1 run into the padding and are never summed:
         # an n-gram must end inside its span), which keeps the orders in one matrix.
-        # The sums are exact: float16 weights are multiples of 2**-24, and float64 holds
-        # any sum of a few million of them without rounding, in any order.
+        # The sums are exact, so their order does not matter: float16 weights are
+        # multiples of 2**-24, and float64 holds such sums exactly below 2**29 (the
+        # shipped weights are at most 4.3 in size: 2**29 is 10**8 grams away).
         n = len(codes)
         padded = np.concatenate((codes, _PAD))
         gathered = np.empty((len(ORDERS), n), dtype=self.weights.dtype)
