@@ -19,6 +19,7 @@ Prints markdown tables (the figures in docs/benchmarks.md, "## Guardrails"):
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import statistics
@@ -30,6 +31,7 @@ from guard_corpus import CATEGORIES, CorpusItem, load_corpus
 from guard_corpus.paraphrase_set3 import SETS_3
 from guard_corpus.paraphrase_set4 import SETS_4
 from guard_corpus.paraphrase_set5 import SETS_5
+from guard_corpus.paraphrase_set6 import SETS_6
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
@@ -135,6 +137,18 @@ def realistic(size: int) -> str:
     return (_PARA * (size // len(_PARA) + 1))[:size]
 
 
+def copies(text: str, n: int = 4) -> Callable[[], str]:
+    """A function returning `n` equal but distinct copies of `text` in turn. The scanners
+    keep per-text work (the lower-cased text, its trigram table, its non-ASCII characters)
+    for the last one or two text objects they saw, which serves the five scanners of one
+    scan; timing the same object again and again would skip that work, which a rollout
+    (a new text each time) never does."""
+    pool = [text[:i] + text[i:] for i in range(1, n + 1)]
+    assert len({id(t) for t in pool} | {id(text)}) == n + 1
+    turn = itertools.cycle(pool)
+    return lambda: next(turn)
+
+
 ADVERSARIAL: dict[str, str] = {
     "a-run": "a",
     "digits and spaces": "1 ",
@@ -177,10 +191,12 @@ def latency(quick: bool) -> None:
     table(("input", "size", "reps", "p50 ms", "p99 ms", "p99 us per KB"))
     for label, n, reps in sizes:
         text = realistic(n)
+        fresh = copies(text)
         cases = (
-            ("realistic, check_observation", lambda t=text: guard.check_observation(t)),
-            ("realistic, check_tool_call", lambda t=text: guard.check_tool_call("bash", {"c": t})),
-            ("realistic, scan()", lambda t=text: scan(t)),
+            ("realistic, check_observation", lambda f=fresh: guard.check_observation(f())),
+            ("realistic, check_tool_call",
+             lambda f=fresh: guard.check_tool_call("bash", {"c": f()})),
+            ("realistic, scan()", lambda f=fresh: scan(f())),
             ("override detector alone (in scan())",
              lambda v=_view(text): override_model.load().best(v)),  # noqa: B008
             ("floor: str.lower() + one find", lambda t=text: t.lower().find("ignore")),
@@ -191,8 +207,8 @@ def latency(quick: bool) -> None:
     for label, n, reps in sizes:
         results = []
         for name, unit in ADVERSARIAL.items():
-            text = (unit * (n // len(unit) + 1))[:n]
-            p50, p99 = timed(lambda t=text: guard.check_observation(t), max(2, reps // 10))
+            fresh = copies((unit * (n // len(unit) + 1))[:n])
+            p50, p99 = timed(lambda f=fresh: guard.check_observation(f()), max(2, reps // 10))
             results.append((p50, p99, name))
         results.sort()  # by p50: p99 of few repetitions on a shared machine is mostly noise
         p50, p99, name = results[-1]
@@ -225,6 +241,8 @@ def paraphrase() -> None:
     sets["set 4, all"] = [x for v in SETS_4.values() for x in v]
     sets.update({f"set 5, {k}": v for k, v in SETS_5.items()})
     sets["set 5, all"] = [x for v in SETS_5.values() for x in v]
+    sets.update({f"set 6, {k}": v for k, v in SETS_6.items()})
+    sets["set 6, all"] = [x for v in SETS_6.values() for x in v]
     sets["heldout split"] = [(i.text, True) for i in held if i.positive
                              and i.category == "jailbreak"] + [
         (i.text, False) for i in held if not i.positive]

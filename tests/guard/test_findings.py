@@ -1,9 +1,20 @@
+import dataclasses
+import random
+import re
+
+import pytest
+
 from tracerl.guard import Finding
 from tracerl.guard.findings import (
+    Pattern,
     compile_fast,
     dedupe,
     lower_same_length,
+    max_widths,
+    non_ascii,
+    pattern,
     shannon_entropy,
+    trigger_index,
 )
 from tracerl.guard.normalize import canonical, leet
 
@@ -58,3 +69,64 @@ def test_lower_same_length_is_right_for_equal_texts_that_are_distinct_objects():
     assert lower_same_length(a) is lower_same_length(a)  # the second call is a lookup
     assert lower_same_length(b) == "hello world"
     assert lower_same_length("İX") == "İx"
+
+
+def _texts() -> list[str]:
+    """Corpus texts plus mixtures that repeat triggers often (windows merge or give up)
+    and put non-ASCII digits, invisible characters and homoglyphs among them."""
+    from guard_corpus import load_corpus
+
+    texts = [i.text for i in load_corpus()]
+    rng = random.Random(15)
+    parts = ["; cat /etc/passwd", "' or 'a'='a", "x = 1", "new instructions:", "no limits",
+             "password: hunter2hunter2", "encryption_key=abcd1234efgh", "'token': 'x'",
+             "<|im_start|>", "[INST]", "٣٤٥٦٧٨٩٠", "\u200b", "іgnоrе",
+             "DE89 3704 0044 0532 0130 00", "+44 20 7946 0958", "or", "=", "|", "\n", " ",
+             "ordinary words. "]  # fmt: skip
+    texts += ["".join(rng.choice(parts) for _ in range(rng.randrange(1, 80))) for _ in range(300)]
+    return texts
+
+
+def _pattern_sets() -> list[tuple[Pattern, ...]]:
+    from tracerl.guard import code_injection, jailbreak, secrets
+
+    return [jailbreak._PHRASES, jailbreak._TEMPLATES, code_injection.PATTERNS, secrets.PATTERNS]
+
+
+def test_anchored_patterns_find_near_their_triggers_what_the_whole_text_gives() -> None:
+    anchored = [p for ps in _pattern_sets() for p in ps if p.width or p.lead >= 0]
+    assert len(anchored) >= 11
+    for text in _texts():
+        low = lower_same_length(text)
+        for p in anchored:
+            subject = low if p.lower else text
+            matches = [m.group().lower() for m in p.regex.finditer(subject)]
+            # the promises that make windows and starts safe: each match holds a trigger,
+            # one starting within `lead` of the match's start when there is a lead
+            reach = p.lead if p.lead >= 0 else None
+            assert all(any(t in m[: None if reach is None else reach + len(t)]
+                           for t in p.triggers) for m in matches), p.regex
+            whole = dataclasses.replace(p, width=0, lead=-1)
+            assert list(p.findings("s", text, low)) == list(whole.findings("s", text, low))
+
+
+def test_trigger_index_reports_exactly_the_triggers_in_the_text() -> None:
+    for text in _texts():
+        low = lower_same_length(text)
+        for ps in _pattern_sets():
+            triggers = {t for p in ps for t in p.triggers}
+            assert trigger_index(ps).present(low) == {t for t in triggers if t in low}
+
+
+def test_non_ascii_lists_the_distinct_non_ascii_characters() -> None:
+    for text in _texts():
+        assert non_ascii(text) == {c for c in text if not c.isascii()}
+
+
+def test_an_anchored_pattern_must_be_bounded_and_look_ahead_little() -> None:
+    assert max_widths(re.compile(r"x(?![\d.]|\.\d)")) == (1, 2)
+    for rx in (r"ab+", r"ab(?=c{0,40})"):
+        with pytest.raises(ValueError, match="anchored"):
+            pattern("k", rx, 1.0, ("ab",), anchored=True)
+    with pytest.raises(ValueError, match="anchored"):
+        pattern("k", r"ab", 1.0, (), anchored=True)

@@ -82,3 +82,16 @@ def test_an_address_on_a_documentation_domain_is_still_an_email() -> None:
     found = [f for f in scan("Write to me at jane.doe@example.com, thanks", ["pii"])]
     assert [(f.kind, f.score >= 0.5) for f in found] == [("email", True)]
     assert "documentation domain" in found[0].detail
+
+
+def test_numeric_chunks_from_byte_classes_are_the_regex_chunks() -> None:
+    from tracerl.guard.pii import _NUMERIC_CHUNK, numeric_chunks
+
+    rng = random.Random(6)
+    parts = ["+1 (555) 010-9999", "4111 1111 1111 1111", "v1.2.3", "١٢٣٤٥٦٧٨", "é", " ", "-",
+             "2024-01-01", "abc", "9f86d081884c", "(", ")", "."]  # fmt: skip
+    for _ in range(300):
+        text = "".join(rng.choice(parts) for _ in range(rng.randrange(1, 40)))
+        whole = [(m.start(), m.end()) for m in _NUMERIC_CHUNK.finditer(text)]
+        ascii_digits = not any(c.isdigit() and not c.isascii() for c in text)
+        assert [(m.start(), m.end()) for m in numeric_chunks(text, ascii_digits)] == whole

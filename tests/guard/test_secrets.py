@@ -64,3 +64,15 @@ def test_finding_never_carries_the_secret_text():
     secret = "ghp_" + fakes.api_secret(random.Random(2), 36)
     (f,) = scan(f"token {secret}", ["secrets"])
     assert secret not in repr(f)
+
+
+def test_every_key_name_holds_a_trigger_within_the_declared_lead() -> None:
+    from tracerl.guard.secrets import _KEYS, _KEYS_LEAD, PATTERNS
+
+    (assignment,) = [p for p in PATTERNS if p.kind == "secret_assignment"]
+    assert assignment.lead == _KEYS_LEAD
+    names = {alt.replace("[_-]?", sep).replace("s?", s)
+             for alt in _KEYS.split("|") for sep in ("", "_", "-") for s in ("", "s")}
+    assert len(names) > 30
+    for name in names:
+        assert min(name.find(t) for t in assignment.triggers if t in name) <= _KEYS_LEAD, name

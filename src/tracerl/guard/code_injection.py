@@ -107,8 +107,9 @@ def _command_position(m: re.Match[str], text: str) -> float | None:
 
 
 def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...],
-       validate: Validator | None = None) -> Pattern:  # fmt: skip
-    return pattern(kind, rx, score, triggers, validate, lower=True, flags=re.M)
+       validate: Validator | None = None, anchored: bool = False) -> Pattern:  # fmt: skip
+    return pattern(kind, rx, score, triggers, validate, lower=True, flags=re.M,
+                   anchored=anchored)
 
 
 _CHAIN_CMD = (
@@ -147,7 +148,8 @@ PATTERNS: tuple[Pattern, ...] = (
         0.7,
         ("git",),
     ),
-    _p("shell_chain", r"(?:;|&&|\|\||\||\$\()\s{0,3}" + _CHAIN_CMD + r"\b", 0.8, ()),
+    _p("shell_chain", r"(?:;|&&|\|\||\||\$\()\s{0,3}" + _CHAIN_CMD + r"\b", 0.8,
+       (";", "&&", "|", "$("), anchored=True),
     _p(
         "shell_chain",
         r"`(?:whoami|id|uname\s{1,3}-a|hostname|cat\s{1,3}/etc/passwd|curl\s|wget\s)",
@@ -201,8 +203,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"['\"]\s{0,3}(?:or|and|\|\|)\s{1,3}['\"]?(\w{1,10})['\"]?\s{0,3}=\s{0,3}"
         r"['\"]?(\w{1,10})",
         0.9,
-        ("or", "and", "||"),
+        ("=",),  # every match has one; rarer in text than "or", its other necessary part
         _sql_tautology,
+        anchored=True,
     ),
     _p(
         "sql_injection",
@@ -210,13 +213,15 @@ PATTERNS: tuple[Pattern, ...] = (
         0.75,
         ("--", "#", "/*"),
         _unbalanced_quote,
+        anchored=True,
     ),
     _p(
         "sql_injection",
         r"'\s{0,3}(?:or|\|\|)\s{1,3}''\s{0,3}=\s{0,3}'|\"\s{0,3}(?:or|\|\|)\s{1,3}"
         r"\"\"\s{0,3}=\s{0,3}\"",
         0.9,
-        ("or", "||"),
+        ("=",),
+        anchored=True,
     ),
     _p(
         "sql_injection",
@@ -232,6 +237,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|shutdown|exec|create|alter)\b",
         0.9,
         (";",),
+        anchored=True,
     ),
     _p(
         "sql_injection",

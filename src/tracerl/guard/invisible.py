@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from tracerl.guard.findings import Finding
+from tracerl.guard.findings import Finding, non_ascii
 
-_RUN = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e\u034f"
-    "\u115f\u1160\u3164\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef]{1,4096}"
-)
+_RANGES = ((0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x2064), (0x2066, 0x2069),
+           (0xFEFF, 0xFEFF), (0xAD, 0xAD), (0x180E, 0x180E), (0x34F, 0x34F), (0x115F, 0x1160),
+           (0x3164, 0x3164), (0xFFA0, 0xFFA0), (0xE0000, 0xE007F), (0xE0100, 0xE01EF))
+"""The characters this scanner looks for (all non-ASCII), as inclusive ranges."""
+_CHARS = frozenset(chr(c) for lo, hi in _RANGES for c in range(lo, hi + 1))
+_RUN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _RANGES) + "]{1,4096}")
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _MARKS = frozenset("\u200e\u200f")
 _MAYBE_LEGIT = frozenset(["\ufeff", "\u200c", "\u200d", "\u200e", "\u200f"])
@@ -86,7 +88,7 @@ class InvisibleScanner:
     name = "invisible"
 
     def scan(self, text: str) -> list[Finding]:
-        if text.isascii():
+        if _CHARS.isdisjoint(non_ascii(text)):  # also every ASCII text
             return []
         out: list[Finding] = []
         group: list[re.Match[str]] = []

@@ -20,15 +20,20 @@ import base64
 import binascii
 import re
 
+import numpy as np
+
 from tracerl.guard import override_model
 from tracerl.guard.findings import (
     Finding,
     Pattern,
+    Validator,
+    ascii_bytes,
     dedupe,
     line_bounds,
     lower_same_length,
     pattern,
     run_patterns,
+    trigger_index,
 )
 from tracerl.guard.normalize import View, canonical, leet
 
@@ -119,7 +124,9 @@ def _leet_inside(text: str) -> list[int]:
     leetspeak form of the words the phrases need does ("1gn0r3" has n0r, "pr3v10us" r3v).
     The text becomes a string of classes and the two shapes ("gl", "lg") are found with
     bytes.find: a character-class regex costs about 20 ns a character here."""
-    cls = text.encode("ascii", "replace").translate(_CLASSES)
+    cls = ascii_bytes(text).translate(_CLASSES)
+    if cls.count(b"gl") + cls.count(b"lg") > _LEET_LOOP_MOST:
+        return _leet_inside_flood(cls)
     out = set()
     for shape, mid in ((b"gl", 1), (b"lg", 0)):
         i = cls.find(shape)
@@ -129,6 +136,23 @@ def _leet_inside(text: str) -> list[int]:
                 out.add(j)
             i = cls.find(shape, i + 1)
     return sorted(out)
+
+
+_LEET_LOOP_MOST = 64
+"""More "gl"/"lg" shapes than this (a flood of leetspeak): `_leet_inside_flood`."""
+
+
+def _leet_inside_flood(cls: bytes) -> list[int]:
+    """`_leet_inside` of a class string with many candidates, in a few numpy passes (the
+    loop costs about 0.7 ms on 2 KB of "1gn0r3 ", the numpy passes about 15 us whatever
+    the text): offset j qualifies when it is "l", both neighbours are "g" or "h", and one
+    of them is "g"."""
+    a = np.frombuffer(cls, dtype=np.uint8)
+    g, h, leet_class = ord("g"), ord("h"), ord("l")
+    left, mid, right = a[:-2], a[1:-1], a[2:]
+    lg, rg = left == g, right == g
+    ok = (mid == leet_class) & (lg | (left == h)) & (rg | (right == h)) & (lg | rg)
+    return (ok.nonzero()[0] + 1).tolist()
 
 
 def _negated(m: re.Match[str], view: str) -> bool:
@@ -166,23 +190,30 @@ def _no_limits(m: re.Match[str], view: str) -> float | None:
     return 0.9 if _FRAME.search(view, max(0, m.start() - 160), m.start()) else None
 
 
+def anchored(kind: str, rx: str, score: float, triggers: tuple[str, ...],
+             validate: Validator | None = None) -> Pattern:
+    """A phrase pattern: every phrase holds one of its triggers, so it runs only near
+    them (findings.Pattern.windows)."""
+    return pattern(kind, rx, score, triggers, validate, anchored=True)
+
+
 _PHRASES: tuple[Pattern, ...] = (
-    pattern(
+    anchored(
         "instruction_override",
         _OVERRIDE,
         0.95,
         ("ignore", "disregard", "forget", "override", "bypass", "abandon", "discard", "neglect"),
         _override,
     ),
-    pattern(
+    anchored(
         "instruction_override",
         _NEW_ORDERS,
         0.8,
         ("instruction", "directive", "orders", "task", "prompt"),
     ),
-    pattern("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now"), _mode),
-    pattern("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",)),
-    pattern(
+    anchored("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now"), _mode),
+    anchored("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",)),
+    anchored(
         "roleplay_jailbreak",
         _NO_LIMITS,
         0.9,
@@ -201,7 +232,7 @@ _PHRASES: tuple[Pattern, ...] = (
         ),
         _no_limits,
     ),
-    pattern(
+    anchored(
         "roleplay_jailbreak",
         _PERSONA,
         0.8,
@@ -216,7 +247,7 @@ _PHRASES: tuple[Pattern, ...] = (
             "never",
         ),
     ),
-    pattern(
+    anchored(
         "prompt_leak",
         _LEAK,
         0.85,
@@ -234,7 +265,7 @@ _PHRASES: tuple[Pattern, ...] = (
         ),
         _leak,
     ),
-    pattern(
+    anchored(
         "indirect_injection",
         _TO_AI,
         0.8,
@@ -254,22 +285,42 @@ _PHRASES: tuple[Pattern, ...] = (
 )
 
 
-def _phrase_findings(view: View, name: str) -> list[Finding]:
+def _phrase_findings(view: View, name: str, present: set[str] | None = None) -> list[Finding]:
     """Phrase matches over the canonical view, mapped back to original offsets."""
     out: list[Finding] = []
-    for f in run_patterns(name, _PHRASES, view.text, low=view.text):
+    for f in run_patterns(name, _PHRASES, view.text, low=view.text, present=present):
         start, end = view.span(f.start, f.end)
         out.append(Finding(name, f.kind, start, end, f.score))
     return out
 
 
-def _template_findings(view: View, name: str) -> list[Finding]:
-    if "<" not in view.text and "[" not in view.text:
+_TEMPLATE_TOKENS = anchored(
+    "template_injection", _TEMPLATE.pattern, 0.95,
+    ("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "tool_call>", "tool_response>",
+     "function_call>", "<start_of_turn>", "<end_of_turn>", "<｜"),
+)  # fmt: skip
+"""_TEMPLATE as a pattern: each of its tokens holds one of these triggers."""
+_TEMPLATES = (_TEMPLATE_TOKENS,)
+_RULES = _PHRASES + _TEMPLATES
+"""Phrases and template tokens: their triggers are looked up in one pass (`_rules`)."""
+
+
+def _template_findings(view: View, name: str, present: set[str] | None = None) -> list[Finding]:
+    if present is None:
+        present = trigger_index(_TEMPLATES).present(view.text)
+    if present.isdisjoint(_TEMPLATE_TOKENS.triggers):
         return []
     return [
-        Finding(name, "template_injection", *view.span(m.start(), m.end()), 0.95)
-        for m in _TEMPLATE.finditer(view.text)
+        Finding(name, "template_injection", *view.span(f.start, f.end), 0.95)
+        for f in _TEMPLATE_TOKENS.findings(name, view.text, view.text, checked=True,
+                                           present=present)
     ]
+
+
+def _rules(view: View, name: str) -> list[Finding]:
+    """Phrase and template-token findings over the view, their triggers found once."""
+    present = trigger_index(_RULES).present(view.text)
+    return _phrase_findings(view, name, present) + _template_findings(view, name, present)
 
 
 def _base64_spans(text: str) -> list[tuple[int, int]]:
@@ -277,7 +328,7 @@ def _base64_spans(text: str) -> list[tuple[int, int]]:
     mapping the text to byte classes and looking for 24 base64 characters in a row with
     bytes.find: the regex tries a match at every letter of ordinary text (about 50 us
     on 2 KB here, against a few us)."""
-    cls = text.encode("ascii", "replace").translate(_BASE64_CLASSES)
+    cls = ascii_bytes(text).translate(_BASE64_CLASSES)
     out: list[tuple[int, int]] = []
     i = cls.find(_BASE64_RUN)
     while i != -1:
@@ -301,9 +352,19 @@ def _decode_base64(blob: str) -> str | None:
         blob = blob[:-1]
     try:
         raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
-        decoded = raw.decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+    except (binascii.Error, ValueError):
         return None
+    # Most blobs (hex digests, ids) decode to bytes that are not UTF-8; finding that out
+    # by an exception costs more than the decoding, so decode with replacements and
+    # decide: a U+FFFD that the bytes do not spell (EF BF BD) means an invalid sequence.
+    decoded = raw.decode("utf-8", "replace")
+    if "\ufffd" in decoded:
+        if b"\xef\xbf\xbd" not in raw:
+            return None
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
     return decoded if printable >= 0.9 * max(1, len(decoded)) else None
 
@@ -341,7 +402,7 @@ class JailbreakScanner:
 
     def scan(self, text: str) -> list[Finding]:
         view = canonical(text, lower_same_length(text))
-        found = _phrase_findings(view, self.name) + _template_findings(view, self.name)
+        found = _rules(view, self.name)
         if view.folded:
             found = [self._mark_folded(f, text) for f in found]
         found += self._leet(view, found)
@@ -400,7 +461,7 @@ class JailbreakScanner:
             if decoded is None:
                 continue
             inner = canonical(decoded, lower_same_length(decoded))
-            hits = _phrase_findings(inner, self.name) + _template_findings(inner, self.name)
+            hits = _rules(inner, self.name)
             if hits:
                 detail = f"base64: {hits[0].kind}"
                 out.append(Finding(self.name, "obfuscation", start, end, 0.9, detail))

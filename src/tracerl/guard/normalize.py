@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tracerl.guard.findings import non_ascii
+
 INVISIBLE_CHARS = frozenset(
     [chr(c) for c in range(0x200B, 0x2010)]
     + [chr(c) for c in range(0x202A, 0x202F)]
@@ -41,6 +43,8 @@ _FOLD.update({c: chr(c - 0xFEE0).lower() for c in range(0xFF01, 0xFF5F)})  # ful
 # str.translate walks non-ASCII text char by char in Python-level dict lookups; one
 # regex scan for any foldable character first keeps ordinary Unicode text fast.
 _FOLDABLE_RE = re.compile("[" + "".join(sorted(_CONFUSABLES)) + "\uff01-\uff5e]")
+FOLDABLE = frozenset(_CONFUSABLES) | frozenset(map(chr, range(0xFF01, 0xFF5F)))
+"""The characters _FOLDABLE_RE finds (all non-ASCII)."""
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t",
                        "@": "a", "$": "s", "!": "i", "|": "l", "+": "t"})  # fmt: skip
@@ -71,12 +75,12 @@ def canonical(text: str, low: str) -> View:
     """Strip invisible characters and fold homoglyphs; ASCII text is returned as is."""
     if text.isascii():
         return View(low, None, False)
-    if INVISIBLE_RE.search(text):
+    if not INVISIBLE_CHARS.isdisjoint(non_ascii(text)):  # INVISIBLE_RE.search(text)
         keep = [i for i, ch in enumerate(text) if ch not in INVISIBLE_CHARS]
         stripped = INVISIBLE_RE.sub("", low)
         folded = stripped.translate(_FOLD) if _FOLDABLE_RE.search(stripped) else stripped
         return View(folded, tuple(keep), True)
-    if not _FOLDABLE_RE.search(low):
+    if FOLDABLE.isdisjoint(non_ascii(low)):  # no match of _FOLDABLE_RE in low
         return View(low, None, False)
     folded = low.translate(_FOLD)
     return View(folded, None, folded != low)

@@ -22,6 +22,7 @@ Why this shape:
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +40,8 @@ _IS_BOUNDARY = np.zeros(0x10000, dtype=bool)
 _IS_BOUNDARY[_BOUNDARY] = True
 _MUL = np.uint32(0x9E3779B1)
 _STEP = np.uint32(0x01000193)
+_PAD = np.zeros(max(ORDERS) - 1, dtype=np.uint32)
+_ROWS = np.arange(len(ORDERS))[:, None]
 
 
 def gram_buckets(codes: np.ndarray, n: int) -> np.ndarray:
@@ -54,36 +57,60 @@ def all_buckets(codes: np.ndarray) -> list[np.ndarray]:
 def hashed_grams(codes: np.ndarray, orders: tuple[int, ...], bits: int,
                  shared: bool = False) -> list[np.ndarray]:
     """Hashed bucket of each character n-gram of `codes`, by start, for each n in
-    `orders` (ascending), sharing one rolling hash: the hash of the k-gram at i is
-    hash(k-1-gram at i) * STEP ^ codes[i + k - 1]. Each order gets its own 1 << bits
-    rows unless `shared`, when all orders hash into one table."""
+    `orders` (ascending), sharing one rolling hash (`rolling_hashes`). Each order gets
+    its own 1 << bits rows unless `shared`, when all orders hash into one table."""
     out: list[np.ndarray] = []
+    for k, h in rolling_hashes(codes, orders):
+        offset = 0 if shared else orders.index(k) << bits
+        out.append(bucket_of(h, k, bits).astype(np.int64) + offset)
+    return out
+
+
+def rolling_hashes(codes: np.ndarray, orders: tuple[int, ...]) -> Iterator[tuple[int, np.ndarray]]:
+    """(n, h) for each n in `orders` (ascending): h[i] is the unfinished hash of the
+    n-gram at i, hash(n-1-gram at i) * STEP ^ codes[i + n - 1]. Each h is a new array
+    that later steps do not change, except for n = 1, where it is `codes` itself."""
     h = codes
     for k in range(1, orders[-1] + 1):
         if len(codes) < k:
             h = codes[:0]
         elif k > 1:
-            h = h[: len(codes) - k + 1] * _STEP ^ codes[k - 1 :]
+            h = h[: len(codes) - k + 1] * _STEP
+            h ^= codes[k - 1 :]
         if k in orders:
-            f = (h ^ np.uint32(k * 0x2545F491)) * _MUL
-            offset = 0 if shared else orders.index(k) << bits
-            out.append((f >> np.uint32(32 - bits)).astype(np.int64) + offset)
-    return out
+            yield k, h
+
+
+def bucket_of(h: np.ndarray, n: int, bits: int) -> np.ndarray:
+    """The bucket in [0, 1 << bits) of each unfinished n-gram hash (a new uint32 array)."""
+    f = h ^ np.uint32(n * 0x2545F491)
+    f *= _MUL
+    f >>= np.uint32(32 - bits)
+    return f
 
 
 def codes_of(text: str) -> np.ndarray:
-    """The text's code points, whitespace runs kept as they are (the view is lower-case)."""
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    """The text's code points, whitespace runs kept as they are (the view is lower-case);
+    a lone surrogate (json.loads makes them from "\\ud800") is kept as its code point."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 def segments(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(starts, ends) of sentences and lines, long ones cut every MAX_SEGMENT characters."""
     n = len(codes)
-    cuts = np.flatnonzero(_IS_BOUNDARY[np.minimum(codes, 0xFFFF)]) + 1
+    # Array methods rather than np.* functions here: numpy's Python wrappers cost about a
+    # microsecond a call, a tenth of this function (issue 15, latency).
+    cuts = _IS_BOUNDARY.take(codes, mode="clip").nonzero()[0]  # clip: U+FFFF, no cut
+    cuts += 1
     # "Header:\n\norder" is one thought: a cut right after another one is dropped, so
     # punctuation runs and blank lines do not leave segments of one character.
-    cuts = cuts[np.diff(cuts, prepend=-8) > 3]
-    bounds = np.sort(np.concatenate(([0], cuts, np.arange(MAX_SEGMENT, n, MAX_SEGMENT), [n])))
+    if len(cuts) > 1:
+        keep = np.empty(len(cuts), dtype=bool)
+        keep[0] = True
+        np.greater(cuts[1:] - cuts[:-1], 3, out=keep[1:])
+        cuts = cuts[keep]
+    bounds = np.concatenate(([0], cuts, np.arange(MAX_SEGMENT, n, MAX_SEGMENT), [n]))
+    bounds.sort()
     starts, ends = bounds[:-1], bounds[1:]
     keep = ends > starts  # also drops the empty spans of duplicate bounds
     return starts[keep], ends[keep]
@@ -113,18 +140,28 @@ class OverrideModel:
     def logits(self, codes: np.ndarray, starts: np.ndarray,
                ends: np.ndarray) -> np.ndarray:
         """Logit of each span [starts[i], ends[i]) of `codes`."""
-        # One gather and one prefix sum over the orders' buckets laid end to end, then
-        # every span's sum per order at once: (len(ORDERS), len(starts)) index arrays.
-        parts = all_buckets(codes)
-        sizes = np.array([len(b) for b in parts])
-        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))[:, None]  # (O, 1)
-        prefix = np.zeros(int(sizes.sum()) + 1)
-        np.cumsum(self.weights[np.concatenate(parts)], out=prefix[1:])
-        last = np.maximum(ends[None, :] - self.span_trim, starts[None, :])  # (O, S)
-        hi = np.minimum(last, sizes[:, None])
-        lo = np.minimum(starts[None, :], sizes[:, None])
-        total = (prefix[offsets + hi] - prefix[offsets + lo]).sum(axis=0)
-        count = (last - starts[None, :]).sum(axis=0)
+        # One prefix sum of gathered weights per order, every span's sum per order at
+        # once: (len(ORDERS), len(starts)) index arrays. The text is padded so that every
+        # order has n grams (the last n - 1 run into the padding and are never summed:
+        # an n-gram must end inside its span), which keeps the orders in one matrix.
+        # The sums are exact, so their order does not matter: float16 weights are
+        # multiples of 2**-24, and float64 holds such sums exactly below 2**29 (the
+        # shipped weights are at most 4.3 in size: 2**29 is 10**8 grams away).
+        n = len(codes)
+        padded = np.concatenate((codes, _PAD))
+        gathered = np.empty((len(ORDERS), n), dtype=self.weights.dtype)
+        by_order = self.weights.reshape(len(ORDERS), -1)
+        for row, (k, h) in enumerate(rolling_hashes(padded, ORDERS)):
+            # mode="clip" (no index is out of range): with "raise", take buffers `out`
+            by_order[row].take(bucket_of(h[:n], k, BITS), out=gathered[row], mode="clip")
+        prefix = np.zeros((len(ORDERS), n + 1))
+        gathered.cumsum(axis=1, dtype=np.float64, out=prefix[:, 1:])
+        # An order's grams of a span start in [start, last), last = end - (order - 1) at
+        # most, so the grams that run into the padding are never summed; a span too short
+        # for the order has last == start and sums to 0. No index needs clipping.
+        last = np.maximum(ends - self.span_trim, starts)  # (O, S)
+        total = (prefix[_ROWS, last] - prefix[_ROWS, starts]).sum(axis=0)
+        count = (last - starts).sum(axis=0)
         return total / np.sqrt(np.maximum(count, 1.0)) + self.bias
 
     def best(self, text: str) -> tuple[float, int, int]:
@@ -136,7 +173,7 @@ class OverrideModel:
         starts, ends = segments(codes)
         spans_s, spans_e = spans(starts, ends, len(codes))
         z = self.logits(codes, spans_s, spans_e)
-        i = int(np.argmax(z))
+        i = int(z.argmax())
         return float(1.0 / (1.0 + np.exp(-z[i]))), int(spans_s[i]), int(spans_e[i])
 
 

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterator
 
 from tracerl.guard.findings import (
     Finding,
     Pattern,
     Validator,
     Verdict,
+    ascii_bytes,
     dedupe,
     lower_same_length,
+    non_ascii,
     pattern,
 )
 
@@ -170,7 +173,10 @@ def _ipv4(m: re.Match[str], text: str) -> float | None:
         return None
     if _VERSION_HEAD.search(text, max(0, m.start() - 12), m.start()):
         return None
-    ip = ipaddress.IPv4Address(m.group())
+    try:
+        ip = ipaddress.IPv4Address(m.group())
+    except ValueError:  # "018.8.8.8": a leading zero (octal in some parsers) is no address
+        return None
     if ip.is_loopback or ip.is_unspecified or ip.is_multicast or octets[0] == 255:
         return None
     return 0.6 if ip.is_private else 0.8
@@ -235,14 +241,52 @@ NUMERIC: tuple[Pattern, ...] = (
     _p("ssn", r"(?<![\d-])(\d{3})([- ])(\d{2})([- ])(\d{4})(?![\d-])", 0.9, (), _ssn),
     _p("ip_address", r"(?<![\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.]|\.\d)", 0.8, (), _ipv4),
 )
-NUMERIC_NEEDS: tuple[tuple[int, str], ...] = ((8, "+"), (10, ""), (13, ""), (9, ""), (4, "..."))
+NUMERIC_NEEDS: tuple[tuple[int, str, int], ...] = (
+    (8, "+", 1), (10, "", 0), (13, "", 0), (9, "- ", 2), (4, ".", 3))
 """For each NUMERIC pattern: the fewest digits a chunk must hold for the pattern (and its
-validator) to accept anything in it, and a substring it must contain (phones with a
-country code need "+", an IPv4 address three dots). Most chunks of ordinary text
-(dates, versions, ids) are too short for every numeric kind, so their five regex runs
-are skipped (issue 15, latency)."""
+validator) to accept anything in it, and how many of some characters it must hold
+(phones with a country code need a "+", an SSN two separators, "-" or " ", an IPv4
+address three dots). Most chunks of ordinary text (dates, versions, ids) fail these for
+every numeric kind, so their five regex runs are skipped (issue 15, latency)."""
 IBAN = Pattern("iban", re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,34}"), 0.95, (), False, _iban,
                word_start=True)  # fmt: skip
+
+
+_CHUNK_CLASSES = bytes(ord("d") if chr(i) in "0123456789 ().+-" else ord(" ") for i in range(256))
+_IBAN_CLASSES = bytes(
+    ord("u") if "A" <= chr(i) <= "Z" else ord("d") if "0" <= chr(i) <= "9" else ord(" ")
+    for i in range(256)
+)
+
+
+def _ascii_digits_only(text: str) -> bool:
+    """No non-ASCII character of `text` is a digit, so `\\d` means [0-9] on it."""
+    return not any(c.isdigit() for c in non_ascii(text))
+
+
+def numeric_chunks(text: str, ascii_digits: bool) -> Iterator[re.Match[str]]:
+    """The matches of `_NUMERIC_CHUNK.finditer(text)`. When `\\d` means [0-9] on the text
+    (`ascii_digits`), every chunk lies in a run of 7 or more of the characters
+    `[0-9 ().+-]`, so the regex only runs over such runs, found with bytes.find on the
+    text mapped to byte classes (as jailbreak._base64_spans does): the regex alone
+    tries a match at every digit of hex ids and dates."""
+    if not ascii_digits:
+        yield from _NUMERIC_CHUNK.finditer(text)
+        return
+    cls = ascii_bytes(text).translate(_CHUNK_CLASSES)
+    i = cls.find(b"d" * 7)
+    while i != -1:
+        stop = cls.find(b" ", i)
+        stop = len(cls) if stop == -1 else stop
+        yield from _NUMERIC_CHUNK.finditer(text, i, stop)
+        i = cls.find(b"d" * 7, stop)
+
+
+def _iban_possible(text: str, ascii_digits: bool) -> bool:
+    """An IBAN starts with two letters A-Z and two digits; without such four characters
+    in a row (with `\\d` meaning [0-9]) the IBAN regex cannot match."""
+    return not ascii_digits or b"uudd" in ascii_bytes(text).translate(
+        _IBAN_CLASSES)
 
 
 class PIIScanner:
@@ -252,13 +296,15 @@ class PIIScanner:
 
     def scan(self, text: str) -> list[Finding]:
         found: list[Finding] = []
-        for chunk in _NUMERIC_CHUNK.finditer(text):
+        ascii_digits = _ascii_digits_only(text)
+        for chunk in numeric_chunks(text, ascii_digits):
             part = chunk.group()
             digits = sum(map(str.isdigit, part))  # isdigit counts every \d, and more
-            for p, (least, needs) in zip(NUMERIC, NUMERIC_NEEDS, strict=True):
-                if digits >= least and (not needs or part.count(needs[0]) >= len(needs)):
+            for p, (least, chars, times) in zip(NUMERIC, NUMERIC_NEEDS, strict=True):
+                if digits >= least and sum(map(part.count, chars)) >= times:
                     found.extend(p.findings(self.name, text, text, chunk.start(), chunk.end()))
-        found.extend(IBAN.findings(self.name, text, text))
+        if _iban_possible(text, ascii_digits):
+            found.extend(IBAN.findings(self.name, text, text))
         if "@" in text:
             found += email_findings(self.name, text)
         if ":" in text:

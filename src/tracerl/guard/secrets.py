@@ -100,8 +100,9 @@ def _p(
     validate: Validator | None = None,
     lower: bool = False,
     group: int = 0,
+    lead: int = -1,
 ) -> Pattern:
-    return pattern(kind, rx, score, triggers, validate, lower=lower, group=group)
+    return pattern(kind, rx, score, triggers, validate, lower=lower, group=group, lead=lead)
 
 
 _KEYS = (
@@ -109,6 +110,11 @@ _KEYS = (
     r"|refresh[_-]?token|token|access[_-]?key|private[_-]?key|password|passwd|pwd|credentials?"
     r"|signing[_-]?key|encryption[_-]?key|webhook[_-]?secret"
 )
+
+_KEYS_LEAD = 11
+"""Each name in _KEYS holds a trigger of secret_assignment at most this far from its
+start ("encryption_key": "key" at 11), so a match starts at most 11 characters before
+one of the triggers' occurrences."""
 
 PATTERNS: tuple[Pattern, ...] = (
     _p("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", 0.95, (), _not_example),
@@ -179,6 +185,7 @@ PATTERNS: tuple[Pattern, ...] = (
         _assignment,
         True,
         3,
+        _KEYS_LEAD,
     ),
     _p(
         "bearer_token",
