@@ -80,3 +80,29 @@ def test_on_token_sees_every_sampled_token_of_every_row(tiny_policy):
                                on_token=lambda row, tok, lp: seen[row].append((tok, lp)))
     for row, s in enumerate(samples):
         assert [t for t, _ in seen[row]] == s.ids and [lp for _, lp in seen[row]] == s.logprobs
+
+
+def test_max_rows_decodes_in_bounded_batches_with_the_same_greedy_tokens(tiny_policy):
+    contexts = [[1, 2, 3], [4, 5], [6], [7, 8, 9, 10], [11, 12]]
+    budgets = [5, 3, 6, 4, 2]
+    params = SamplingParams(temperature=0.0, max_new_tokens=6)
+    whole = TransformersSampler(tiny_policy.model, tiny_policy.pad_id).generate(
+        contexts, params, budgets)
+    rows: list[int] = []
+    hook = tiny_policy.model.register_forward_pre_hook(
+        lambda _m, _a, kw: rows.append(kw["input_ids"].shape[0]), with_kwargs=True)
+    seen: dict[int, list[int]] = {i: [] for i in range(len(contexts))}
+    try:
+        parts = TransformersSampler(tiny_policy.model, tiny_policy.pad_id, max_rows=2).generate(
+            contexts, params, budgets, on_token=lambda row, tok, _lp: seen[row].append(tok))
+    finally:
+        hook.remove()
+    assert max(rows) == 2  # no decoding batch held more than max_rows rows
+    assert [s.ids for s in parts] == [s.ids for s in whole]
+    assert [len(s.ids) for s in parts] == budgets  # each row kept its own budget
+    assert [seen[i] for i in range(len(contexts))] == [s.ids for s in parts]
+
+
+def test_max_rows_must_not_be_negative(tiny_policy):
+    with pytest.raises(ValueError, match="max_rows"):
+        TransformersSampler(tiny_policy.model, tiny_policy.pad_id, max_rows=-1)

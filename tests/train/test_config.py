@@ -33,6 +33,7 @@ def test_exponent_floats_without_a_dot_are_floats():
     (["rl=3"], "rl: expected a mapping"),
     (["steps"], "not of the form key=value"),
     (["tiny.hidden_size=100", "tiny.heads=3"], "not divisible by heads"),
+    (["sampler.max_rows=-1"], "sampler.max_rows must be >= 0"),
 ])
 def test_bad_config_is_rejected_naming_the_field(override, message):
     with pytest.raises(ConfigError) as e:

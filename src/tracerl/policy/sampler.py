@@ -123,6 +123,11 @@ def _split_head(model: PreTrainedModel
     return decoder, head
 
 
+def _shift(on_token: TokenCallback, offset: int) -> TokenCallback:
+    """`on_token` for a batch that starts at row `offset` of the call's contexts."""
+    return lambda row, token, logprob: on_token(row + offset, token, logprob)
+
+
 class StopText:
     """Which rows' decoded tails contain a stop string."""
 
@@ -157,11 +162,16 @@ class TransformersSampler:
     """The Sampler for a transformers causal LM (tracerl.policy.sampling.Sampler).
 
     `tokenizer` is needed to stop at strings (`SamplingParams.stop_strings`).
+    `max_rows` > 0 decodes a call's contexts in consecutive batches of at most that many
+    rows (in order), bounding the KV cache; 0 decodes them all at once.
     """
 
     def __init__(self, model: PreTrainedModel, pad_id: int, seed: int | None = None,
-                 tokenizer: PreTrainedTokenizerBase | None = None) -> None:
+                 tokenizer: PreTrainedTokenizerBase | None = None, max_rows: int = 0) -> None:
+        if max_rows < 0:
+            raise ValueError(f"max_rows must be >= 0 (0 = no limit), got {max_rows}")
         self.model = model
+        self.max_rows = max_rows
         self.pad_id = pad_id
         self.tokenizer = tokenizer
         self._stop_text: dict[tuple[str, ...], StopText] = {}
@@ -194,10 +204,16 @@ class TransformersSampler:
                              "TransformersSampler(model, pad_id, tokenizer=...)")
         budgets = budgets or [params.max_new_tokens] * len(contexts)
         device = next(self.model.parameters()).device
+        step = self.max_rows or len(contexts)
         was_training = self.model.training
         self.model.eval()
         try:
-            return self._decode(contexts, params, budgets, device, on_token)
+            samples: list[Sample] = []
+            for start in range(0, len(contexts), step):
+                shifted = None if on_token is None else _shift(on_token, start)
+                samples += self._decode(contexts[start:start + step], params,
+                                        budgets[start:start + step], device, shifted)
+            return samples
         finally:
             self.model.train(was_training)
 

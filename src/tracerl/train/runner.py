@@ -69,7 +69,7 @@ def build_sampler(config: TrainConfig, policy: Policy, seed: int | None = None) 
         except (MissingExtraError, ValueError) as e:
             raise ConfigError(str(e)) from e
     return TransformersSampler(policy.model, policy.pad_id, seed=seed,
-                               tokenizer=policy.tokenizer)
+                               tokenizer=policy.tokenizer, max_rows=config.sampler.max_rows)
 
 
 def engine_sync(config: TrainConfig, sampler: Sampler) -> EngineSync | None:
