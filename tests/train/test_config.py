@@ -72,7 +72,11 @@ def test_a_named_model_brings_its_preset_and_the_user_still_wins(tmp_path):
     """`model=smollm2-135m` alone gets the measured recipe; YAML and key=value override
     it key by key; the tiny defaults are untouched."""
     cfg = configlib.load(TrainConfig, None, ["model=smollm2-135m"])
-    assert (cfg.dtype, cfg.lora.r, cfg.rl.max_turns, cfg.sft.demos) == ("bfloat16", 16, 4, 128)
+    from tracerl.policy.zoo import SMOLLM2_PRESET as preset
+
+    assert (cfg.dtype, cfg.lora.r, cfg.rl.max_turns) == ("bfloat16", 16, 4)
+    assert (cfg.sft.demos, cfg.rl.lr, cfg.sampler.max_rows) == (
+        preset["sft.demos"], preset["rl.lr"], preset["sampler.max_rows"])
     path = tmp_path / "c.yaml"
     path.write_text("model: smollm2-135m\nrl:\n  max_turns: 2\n")
     cfg = configlib.load(TrainConfig, str(path), ["lora.r=4"])
