@@ -72,3 +72,15 @@ def any_fired(items: Iterable[CorpusItem], detect: Detector) -> tuple[int, int]:
     """(hard negatives on which any category fired, hard negatives in total)."""
     negatives = [i for i in items if not i.positive]
     return sum(bool(detect(i.text)) for i in negatives), len(negatives)
+
+
+def print_recall_table(sets: dict[str, list[tuple[str, bool]]],
+                       detectors: dict[str, Callable[[str], bool]]) -> None:
+    """A markdown table of each detector's recall and FPR on each set of (text, is attack)."""
+    print("| set | detector | recall | FPR |\n|---|---|---:|---:|")
+    for name, items in sets.items():
+        for label, fired in detectors.items():
+            pos = [fired(t) for t, y in items if y]
+            neg = [fired(t) for t, y in items if not y]
+            print(f"| {name} | {label} | {sum(pos) / len(pos):.3f} ({sum(pos)}/{len(pos)}) | "
+                  f"{sum(neg) / len(neg):.3f} ({sum(neg)}/{len(neg)}) |")

@@ -188,6 +188,7 @@ def main() -> None:
     from guard_corpus.paraphrase_set4 import SETS_4
     from guard_corpus.paraphrase_set5 import SETS_5
     from guard_corpus.paraphrase_sets import SETS, SETS_2
+    from guard_corpus.score import print_recall_table
 
     from tracerl.guard import scan
     from tracerl.guard.findings import lower_same_length
@@ -223,13 +224,7 @@ def main() -> None:
             "set 3": [x for v in SETS_3.values() for x in v],
             "set 4": [x for v in SETS_4.values() for x in v],
             "set 5": [x for v in SETS_5.values() for x in v]}
-    print("| set | detector | recall | FPR |\n|---|---|---:|---:|")
-    for name, items in sets.items():
-        for label, fired in detectors.items():
-            pos = [fired(t) for t, y in items if y]
-            neg = [fired(t) for t, y in items if not y]
-            print(f"| {name} | {label} | {sum(pos) / len(pos):.3f} ({sum(pos)}/{len(pos)}) | "
-                  f"{sum(neg) / len(neg):.3f} ({sum(neg)}/{len(neg)}) |")
+    print_recall_table(sets, detectors)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from guard_corpus import load_corpus
 from guard_corpus.paraphrase_sets import SETS, SETS_2
+from guard_corpus.score import print_recall_table
 
 from guard_model.generate import dataset
 from tracerl.guard import override_model, scan
@@ -232,13 +233,7 @@ def main() -> None:
     z_ship = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P)))
     detectors = {"rules + shipped linear": lambda t: rules(t) or shipped_logit(t) >= z_ship,
                  "rules + static embeddings": lambda t: rules(t) or best.logit(t) >= z_min}
-    print("| set | detector | recall | FPR |\n|---|---|---:|---:|")
-    for name, items in sets.items():
-        for label, fired in detectors.items():
-            pos = [fired(t) for t, yy in items if yy]
-            neg = [fired(t) for t, yy in items if not yy]
-            print(f"| {name} | {label} | {sum(pos) / len(pos):.3f} ({sum(pos)}/{len(pos)}) | "
-                  f"{sum(neg) / len(neg):.3f} ({sum(neg)}/{len(neg)}) |")
+    print_recall_table(sets, detectors)
 
 
 if __name__ == "__main__":

@@ -120,6 +120,20 @@ Validator = Callable[[re.Match[str], str], Verdict]
 """(match, original text) -> score, (score, start, end) to narrow the span, or None to drop."""
 
 
+def _occurrences(low: str, triggers: Iterable[str], most: int) -> list[int] | None:
+    """Every offset where one of `triggers` occurs in `low`, sorted; None once there are
+    more than `most` (a pattern then reads the whole text instead)."""
+    found: list[int] = []
+    for t in triggers:
+        i = low.find(t)
+        while i != -1:
+            if len(found) == most:
+                return None
+            found.append(i)
+            i = low.find(t, i + 1)
+    return sorted(found)
+
+
 @dataclass(frozen=True)
 class Pattern:
     """A regex candidate generator plus an optional validator that scores it."""
@@ -165,17 +179,9 @@ class Pattern:
         width = self.width
         # Windows of 2 * width + _MARGIN each: past this many, they would cover half the text.
         most = (len(low) // 2 + 2 * width) // (2 * width + _MARGIN)
-        starts: list[int] = []
-        triggers = self.triggers if present is None else present.intersection(self.triggers)
-        for t in triggers:
-            i = low.find(t)
-            while i != -1:
-                if len(starts) == most:
-                    return None
-                starts.append(i)
-                i = low.find(t, i + 1)
-        if len(triggers) > 1:
-            starts.sort()
+        starts = _occurrences(low, self._present(present), most)
+        if starts is None:
+            return None
         out: list[tuple[int, int]] = []
         for i in starts:  # sorted, so each window ends after the one before
             lo, hi = max(0, i - width), i + width + _MARGIN
@@ -191,17 +197,14 @@ class Pattern:
         pattern has no lead or the starts would be more than 1 in 8 of the text."""
         if self.lead < 0:
             return None
-        triggers = self.triggers if present is None else present.intersection(self.triggers)
-        most = len(low) // 8 // (self.lead + 1)
-        found: list[int] = []
-        for t in triggers:
-            i = low.find(t)
-            while i != -1:
-                if len(found) == most:
-                    return None
-                found.append(i)
-                i = low.find(t, i + 1)
+        found = _occurrences(low, self._present(present), len(low) // 8 // (self.lead + 1))
+        if found is None:
+            return None
         return sorted({s for i in found for s in range(max(0, i - self.lead), i + 1)})
+
+    def _present(self, present: set[str] | None) -> Iterable[str]:
+        """The pattern's triggers that may occur (all of them when `present` is None)."""
+        return self.triggers if present is None else present.intersection(self.triggers)
 
     def findings(
         self, scanner: str, text: str, low: str, pos: int = 0, endpos: int | None = None,
