@@ -82,5 +82,9 @@ def print_recall_table(sets: dict[str, list[tuple[str, bool]]],
         for label, fired in detectors.items():
             pos = [fired(t) for t, y in items if y]
             neg = [fired(t) for t, y in items if not y]
-            print(f"| {name} | {label} | {sum(pos) / len(pos):.3f} ({sum(pos)}/{len(pos)}) | "
-                  f"{sum(neg) / len(neg):.3f} ({sum(neg)}/{len(neg)}) |")
+            print(f"| {name} | {label} | {_share(pos)} | {_share(neg)} |")
+
+
+def _share(fired: list[bool]) -> str:
+    """'0.950 (19/20)', or '-' for no items."""
+    return f"{sum(fired) / len(fired):.3f} ({sum(fired)}/{len(fired)})" if fired else "-"

@@ -29,21 +29,13 @@ from pathlib import Path
 import numpy as np
 import torch
 from guard_corpus import load_corpus
-from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import print_recall_table
 
+from guard_model.devdata import DEV_FPR, dev_sets, recall_at_fpr, rules, shipped_logit, split, view
 from guard_model.generate import dataset
-from tracerl.guard import override_model, scan
-from tracerl.guard.findings import lower_same_length
+from tracerl.guard import override_model
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
-from tracerl.guard.normalize import canonical
 from tracerl.guard.override_model import codes_of, segments, spans
-
-DEV_FPR = 0.02
-
-
-def view(text: str) -> str:
-    return canonical(text, lower_same_length(text)).text
 
 
 @dataclass(frozen=True)
@@ -134,34 +126,6 @@ class Detector:
         with torch.no_grad():
             z = self.head(torch.from_numpy(self.embedder.features(v, s, e))).numpy()
         return float(z.max()) + self.bias
-
-
-def shipped_logit(text: str) -> float:
-    p = override_model.load().best(view(text))[0]
-    return float(np.log(max(p, 1e-12) / max(1 - p, 1e-12)))
-
-
-def rules(text: str) -> bool:
-    return any(f.scanner == "jailbreak" and f.score >= 0.5 and f.detail != "override detector"
-               for f in scan(text, ["jailbreak"]))
-
-
-def split(items: list) -> list[tuple[str, bool]]:
-    return [(i.text, True) for i in items if i.positive and i.category == "jailbreak"] + [
-        (i.text, False) for i in items if not i.positive]
-
-
-def dev_sets() -> dict[str, list[tuple[str, bool]]]:
-    return {"sets 1+2 (dev)": [x for s in (SETS, SETS_2) for v in s.values() for x in v],
-            "dev split": split(load_corpus("dev"))}
-
-
-def recall_at_fpr(score, items: list[tuple[str, bool]], fpr: float) -> tuple[float, float]:
-    """(recall, threshold) at the score that fires on at most `fpr` of the negatives."""
-    neg = np.sort([score(t) for t, y in items if not y])
-    thr = neg[min(len(neg) - 1, int(np.ceil(len(neg) * (1 - fpr))))] if len(neg) else -np.inf
-    pos = np.array([score(t) for t, y in items if y])
-    return float((pos > thr).mean()), float(thr)
 
 
 def main() -> None:

@@ -1,0 +1,75 @@
+"""What the override-detector experiments share: the scanner's view of a text, the
+development data a choice may use, and recall at a fixed false-positive rate.
+
+Development data are every labelled set that has already been scored (paraphrase sets
+1-6 of benchmarks/guard_corpus and the corpus's dev split). A set written after a model
+is trained is scored once, by the experiment's final step, and joins these only after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from guard_corpus import CorpusItem, load_corpus
+from guard_corpus.paraphrase_set3 import SETS_3
+from guard_corpus.paraphrase_set4 import SETS_4
+from guard_corpus.paraphrase_set5 import SETS_5
+from guard_corpus.paraphrase_set6 import SETS_6
+from guard_corpus.paraphrase_sets import SETS, SETS_2
+
+from tracerl.guard import override_model, scan
+from tracerl.guard.findings import lower_same_length
+from tracerl.guard.normalize import canonical
+
+DEV_FPR = 0.02
+"""The false-positive rate the detectors are compared and calibrated at (issue 15)."""
+
+Labelled = list[tuple[str, bool]]
+"""(text, is an instruction override)."""
+
+
+def view(text: str) -> str:
+    """What the scanner scores: the canonical lower-case view (homoglyphs folded)."""
+    return canonical(text, lower_same_length(text)).text
+
+
+def split(items: list[CorpusItem]) -> Labelled:
+    """A corpus split as override data: its jailbreak positives and all its negatives."""
+    return [(i.text, True) for i in items if i.positive and i.category == "jailbreak"] + [
+        (i.text, False) for i in items if not i.positive]
+
+
+def flat(sets: dict[str, Labelled]) -> Labelled:
+    return [x for v in sets.values() for x in v]
+
+
+def dev_sets(later: bool = False) -> dict[str, Labelled]:
+    """Sets 1+2 and the dev split; with `later`, also sets 3-6 (scored once each when
+    they were written, development data since)."""
+    out = {"sets 1+2": flat(SETS) + flat(SETS_2), "dev split": split(load_corpus("dev"))}
+    if later:
+        out.update({"set 3": flat(SETS_3), "set 4": flat(SETS_4), "set 5": flat(SETS_5),
+                    "set 6": flat(SETS_6)})
+    return out
+
+
+def shipped_logit(text: str) -> float:
+    """The shipped detector's logit for the best span of `text`."""
+    p = override_model.load().best(view(text))[0]
+    return float(np.log(max(p, 1e-12) / max(1 - p, 1e-12)))
+
+
+def rules(text: str) -> bool:
+    """Whether the jailbreak scanner's rules (without the learned detector) fire."""
+    return any(f.scanner == "jailbreak" and f.score >= 0.5 and f.detail != "override detector"
+               for f in scan(text, ["jailbreak"]))
+
+
+def recall_at_fpr(score: Callable[[str], float], items: Labelled,
+                  fpr: float = DEV_FPR) -> tuple[float, float]:
+    """(recall, threshold) at the score that fires on at most `fpr` of the negatives."""
+    neg = np.sort([score(t) for t, y in items if not y])
+    thr = neg[min(len(neg) - 1, int(np.ceil(len(neg) * (1 - fpr))))] if len(neg) else -np.inf
+    pos = np.array([score(t) for t, y in items if y])
+    return float((pos > thr).mean()), float(thr)

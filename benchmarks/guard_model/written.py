@@ -1,0 +1,54 @@
+"""Hand-written training data for the override detector (issue 15).
+
+Four files in written/, each line one JSON object {"text", "attack", "lang", "kind"}:
+attacks in English and in 35 other languages, hard negatives in English and in the same
+languages. Written one line at a time by four writers who were given the label rules and
+the families to cover but did not see the evaluation sets, the training grammars or the
+detector (the template-generated data of generate.py was the old detector's ceiling: it
+learned the templates). Never scored by a scanner while written.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+WRITTEN_DIR = Path(__file__).with_name("written")
+
+
+@dataclass(frozen=True)
+class Written:
+    """One hand-written training text."""
+
+    text: str
+    attack: bool
+    lang: str
+    kind: str
+    source: str
+    """The file's stem (attacks_en, negatives_ml, ...)."""
+
+
+def load_written(folder: Path = WRITTEN_DIR) -> list[Written]:
+    """Every line of every *.jsonl in `folder`; a bad line is refused with its place."""
+    out: list[Written] = []
+    files = sorted(folder.glob("*.jsonl"))
+    if not files:
+        raise FileNotFoundError(f"no *.jsonl training files in {folder}")
+    for path in files:
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                    item = Written(obj["text"], obj["attack"], obj.get("lang", "?"),
+                                   obj.get("kind", "?"), path.stem)
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise ValueError(f"{path}:{n}: bad training line: {exc!r}") from None
+                if not isinstance(item.text, str) or not item.text.strip() \
+                        or not isinstance(item.attack, bool):
+                    raise ValueError(f"{path}:{n}: 'text' must be a non-empty string and "
+                                     f"'attack' true or false")
+                out.append(item)
+    return out
