@@ -90,11 +90,15 @@ def bags(texts: list[str]) -> Bags:
 
 
 def fit_mil(b: Bags, y: np.ndarray, weight: np.ndarray, epochs: int, l2: float,
-            lr: float = 0.05) -> tuple[np.ndarray, float]:
+            lr: float = 0.05, fixed_bias: float | None = None) -> tuple[np.ndarray, float]:
     """Full-batch Adam on the weighted mean logistic loss plus l2 * |w|^2: the best span
-    of each attack is its positive row, every span of a benign text a negative row."""
+    of each attack is its positive row, every span of a benign text a negative row.
+    With `fixed_bias` the bias is not learned: a span of n-grams the data never showed
+    then scores that low, so an attack must be recognised by what it holds, not by the
+    absence of benign n-grams (with a learned bias, junk such as "qwxz jjkk vvbn" and
+    short commands scored near the threshold)."""
     dim = len(ORDERS) << BITS
-    w, bias = np.zeros(dim), 0.0
+    w, bias = np.zeros(dim), (0.0 if fixed_bias is None else fixed_bias)
     m, v, mb, vb = np.zeros(dim), np.zeros(dim), 0.0, 0.0
     n_rows = len(b.norms)
     y_row = y[b.group]
@@ -118,7 +122,8 @@ def fit_mil(b: Bags, y: np.ndarray, weight: np.ndarray, epochs: int, l2: float,
         mb, vb = 0.9 * mb + 0.1 * gb, 0.999 * vb + 0.001 * gb * gb
         step = lr * np.sqrt(1 - 0.999**t) / (1 - 0.9**t)
         w -= step * m / (np.sqrt(v) + 1e-8)
-        bias -= step * mb / (np.sqrt(vb) + 1e-8)
+        if fixed_bias is None:
+            bias -= step * mb / (np.sqrt(vb) + 1e-8)
     return w, bias
 
 
@@ -155,10 +160,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--epochs", type=int, default=300)
     parser.add_argument("--l2", type=float, default=1e-6)
-    parser.add_argument("--written-weight", type=float, default=3.0,
+    parser.add_argument("--written-weight", type=float, default=10.0,
                         help="weight of a hand-written text against a generated segment")
     parser.add_argument("--generated", type=float, default=1.0,
                         help="fraction of generate.py's segments to use (0: none)")
+    parser.add_argument("--fixed-bias", type=float, default=-4.0,
+                        help="hold the bias at this logit while fitting (see fit_mil); "
+                             "'nan' learns it")
     parser.add_argument("--all-written", action="store_true",
                         help="train on every written text (no 10%% held back)")
     parser.add_argument("--out", type=Path, default=None,
@@ -183,7 +191,8 @@ def main() -> None:
     print(f"{len(texts)} texts ({len(train_w)} written, {int(sum(labels))} attacks), "
           f"{len(b.norms)} spans, features in {time.perf_counter() - t0:.0f} s")
     t0 = time.perf_counter()
-    w, bias = fit_mil(b, np.array(labels), np.array(weights), args.epochs, args.l2)
+    w, bias = fit_mil(b, np.array(labels), np.array(weights), args.epochs, args.l2,
+                      fixed_bias=None if np.isnan(args.fixed_bias) else args.fixed_bias)
     print(f"fitted in {time.perf_counter() - t0:.0f} s")
     model = OverrideModel(w.astype(np.float16).astype(np.float64), bias)
     dev = dev_sets(later=True)
