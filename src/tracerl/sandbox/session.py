@@ -18,13 +18,16 @@ from tracerl.sandbox import _wire
 from tracerl.sandbox.pool import SandboxPool
 from tracerl.sandbox.result import ExecResult, Limits
 
+SETTLE_S = 0.01
+"""How often a settling session checks what its child has sent (see `_settle`)."""
+
 
 class Session:
     """Interactive counterpart of `run_python`; use as a context manager."""
 
     def __init__(self, pool: SandboxPool, code: str, limits: Limits,
                  load_timeout_s: float | None = None,
-                 ahead: dict[str, Any] | bytes | None = None) -> None:
+                 ahead: dict[str, Any] | bytes | None = None, settle: int = 0) -> None:
         self.limits = limits
         self._pool = pool
         # The C socket type, as the child holds it: the session uses nothing of
@@ -43,10 +46,32 @@ class Session:
             child.close()  # the worker holds its own copy now; EOF must reach us
         self._result: ExecResult | None = None
         self.alive = self._run.failed is None
+        if settle and self.alive:
+            self._settle(settle, min(SETTLE_S, (load_timeout_s or limits.timeout_s) / 10))
         hello = self._recv(load_timeout_s or limits.timeout_s) if self.alive else None
         self.hello: dict[str, Any] = hello or {}
         """The child's first message: {"loaded": bool, ...} (untrusted, like every reply)."""
         self.loaded = bool(hello and hello.get("loaded"))
+
+    def _settle(self, messages: int, interval_s: float) -> None:
+        """Sleep until the run has ended or `messages` messages wait in the buffer,
+        instead of waking once per message: each wake-up cost more than reading the
+        message (issue 15; on a virtual machine, on both sides of the socket). Checks
+        every `interval_s`; stops after two checks with nothing new (a long call or a
+        hang: the reads that follow give each message its full deadline as before, so
+        a hang is caught at most three intervals later). A child that stays after its
+        answers (one handed out a reference) is read at the next check."""
+        quiet = 0
+        try:
+            while quiet < 2:
+                if self._run.wait_ended(interval_s):
+                    return
+                got = self._reader.pull()
+                if got < 0 or self._reader.buffered() >= messages:
+                    return
+                quiet = 0 if got else quiet + 1
+        except (OSError, _wire.WireError):
+            return  # the reads that follow meet it again and fail the session
 
     def _settimeout(self, timeout_s: float) -> None:
         """Each settimeout is a system call; calls mostly share one deadline."""
