@@ -11,6 +11,7 @@ directly over a socket pair, and the worker's report is collected at `close()`.
 from __future__ import annotations
 
 import _socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,8 +19,9 @@ from tracerl.sandbox import _wire
 from tracerl.sandbox.pool import SandboxPool
 from tracerl.sandbox.result import ExecResult, Limits
 
-SETTLE_S = 0.01
-"""How often a settling session checks what its child has sent (see `_settle`)."""
+SETTLE_S = 0.02
+"""How often a settling session checks what its child has sent (see `_settle`): a
+hang is caught at most this much later than by reading message by message."""
 
 
 class Session:
@@ -46,30 +48,35 @@ class Session:
             child.close()  # the worker holds its own copy now; EOF must reach us
         self._result: ExecResult | None = None
         self.alive = self._run.failed is None
+        self._expired = False
         if settle and self.alive:
-            self._settle(settle, min(SETTLE_S, (load_timeout_s or limits.timeout_s) / 10))
+            self._settle(settle, load_timeout_s or limits.timeout_s)
         hello = self._recv(load_timeout_s or limits.timeout_s) if self.alive else None
         self.hello: dict[str, Any] = hello or {}
         """The child's first message: {"loaded": bool, ...} (untrusted, like every reply)."""
         self.loaded = bool(hello and hello.get("loaded"))
 
-    def _settle(self, messages: int, interval_s: float) -> None:
+    def _settle(self, messages: int, deadline_s: float) -> None:
         """Sleep until the run has ended or `messages` messages wait in the buffer,
         instead of waking once per message: each wake-up cost more than reading the
         message (issue 15; on a virtual machine, on both sides of the socket). Checks
-        every `interval_s`; stops after two checks with nothing new (a long call or a
-        hang: the reads that follow give each message its full deadline as before, so
-        a hang is caught at most three intervals later). A child that stays after its
-        answers (one handed out a reference) is read at the next check."""
-        quiet = 0
+        what has arrived every SETTLE_S (a tenth of `deadline_s` at most): a child that
+        stays after its answers (one handed out a reference) is read at the next check,
+        and when nothing new came for `deadline_s`, the per-message deadline, the next
+        read that would wait fails at once, as it would have after waiting that long."""
+        interval = min(SETTLE_S, deadline_s / 10)
+        last = time.monotonic()
         try:
-            while quiet < 2:
-                if self._run.wait_ended(interval_s):
-                    return
+            while not self._run.wait_ended(interval):
                 got = self._reader.pull()
                 if got < 0 or self._reader.buffered() >= messages:
                     return
-                quiet = 0 if got else quiet + 1
+                now = time.monotonic()
+                if got:
+                    last = now
+                elif now - last >= deadline_s:
+                    self._expired = True
+                    return
         except (OSError, _wire.WireError):
             return  # the reads that follow meet it again and fail the session
 
@@ -80,8 +87,8 @@ class Session:
             self._timeout = timeout_s
 
     def _recv(self, timeout_s: float) -> dict[str, Any] | None:
-        try:
-            self._settimeout(timeout_s)
+        try:  # messages already buffered are read whatever the deadline
+            self._settimeout(0.0 if self._expired else timeout_s)
             msg = self._reader.recv_msg()
         except (OSError, _wire.WireError):
             msg = None
