@@ -25,7 +25,11 @@ hang is caught at most this much later than by reading message by message."""
 
 
 class Session:
-    """Interactive counterpart of `run_python`; use as a context manager."""
+    """Interactive counterpart of `run_python`; use as a context manager.
+
+    `ahead`: a first request sent with the job. `settle`: when `ahead` ends the session,
+    how many messages the child sends in all (the hello and `ahead`'s replies); they
+    are then read once the run is over instead of one wake-up each (see `_settle`)."""
 
     def __init__(self, pool: SandboxPool, code: str, limits: Limits,
                  load_timeout_s: float | None = None,
