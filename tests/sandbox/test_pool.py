@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -96,3 +97,35 @@ def test_session_map_stops_at_the_call_that_hangs(pool: SandboxPool) -> None:
     res = s.close()
     assert replies == [{"ok": True, "value": 1}, None]
     assert not s.alive and res.status == "timeout"
+
+
+def test_a_settling_session_reads_a_first_request_that_ends_it_in_one_go(
+        pool: SandboxPool) -> None:
+    calls = [{"args": {"t": [x]}} for x in (1, 2, 3)]
+    ahead = {"op": "map", "target": {"global": "f"}, "calls": calls, "last": True}
+    s = Session(pool, "def f(x):\n    return x * 10\n", Limits(timeout_s=30), 5, ahead,
+                settle=4)
+    # it slept until the child had answered: the replies are buffered, or the run is over
+    assert s._reader.buffered() == 3 or s._run.wait_ended(0)
+    replies = list(s.stream(None, 3, 5))
+    res = s.close()
+    assert [r["value"] for r in replies] == [10, 20, 30] and res.status == "ok"
+
+
+def test_a_settling_session_still_catches_a_hang_at_the_call_deadline(
+        pool: SandboxPool) -> None:
+    calls = [{"args": {"t": [x]}} for x in (1, 2, 3)]
+    ahead = {"op": "map", "target": {"global": "f"}, "calls": calls, "last": True}
+    code = "def f(x):\n    while x == 2:\n        pass\n    return x\n"
+    start = time.monotonic()
+    s = Session(pool, code, Limits(timeout_s=30), 0.5, ahead, settle=4)
+    replies = list(s.stream(None, 3, 0.5))
+    res = s.close()
+    assert replies == [{"ok": True, "value": 1}, None] and res.status == "timeout"
+    assert time.monotonic() - start < 5  # the call's 0.5 s (and settling), not the 30 s
+
+
+def test_wait_ended_is_true_once_the_run_has_ended(pool: SandboxPool) -> None:
+    slow = pool.begin(pool.job("import time\ntime.sleep(0.5)\n", pool.limits_for(5, None)))
+    assert not slow.wait_ended(0.05)
+    assert slow.wait_ended(5) and pool.finish(slow).status == "ok"

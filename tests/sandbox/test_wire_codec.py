@@ -161,3 +161,16 @@ def test_reader_takes_a_message_bigger_than_its_chunk_whole() -> None:
     a.close()
     assert reader.recv_msg() is None
     b.close()
+
+
+def test_reader_pulls_what_has_arrived_without_waiting_and_counts_whole_messages() -> None:
+    a, b = socket.socketpair()
+    reader = _wire.Reader(b)
+    assert reader.pull() == 0 and reader.buffered() == 0  # nothing yet: no wait
+    frames = b"".join(len(m).to_bytes(4, "big") + m for m in (b'{"a":1}', b'{"b":2}'))
+    a.sendall(frames + b"\x00\x00\x00\x09{\"c\"")  # two whole messages and a part
+    assert reader.pull() == len(frames) + 8 and reader.buffered() == 2
+    assert reader.recv_msg() == {"a": 1} and reader.buffered() == 1
+    a.close()
+    assert reader.pull() == -1 and reader.recv_msg() == {"b": 2} and reader.recv_msg() is None
+    b.close()

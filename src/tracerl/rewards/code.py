@@ -20,6 +20,7 @@ marks to `os._exit(0)`. Here nothing the candidate can forge is believed:
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
@@ -106,11 +107,11 @@ def _run_io(candidate: str, cases: tuple[IOCase, ...], pool: SandboxPool, timeou
 def _run_source(candidate: str, plan: TestPlan, pool: SandboxPool, timeout_s: float,
                 memory_mb: int, partial: bool) -> RewardResult:
     session_s = min(MAX_SESSION_S, timeout_s * (plan.total + 2))
-    rpc = CandidateRPC(pool, candidate, Limits(timeout_s=session_s, memory_mb=memory_mb),
+    rpc = CandidateRPC(pool, candidate, _session_limits(session_s, memory_mb),
                        call_timeout_s=timeout_s)
     prep = prepare(plan)
     try:
-        loaded = rpc.start(prep.ahead, prep.head)
+        loaded = rpc.start(prep.ahead, prep.head, prep.last)
         names = rpc.names() if loaded else {}
     except CandidateCrashed:
         loaded, names = False, {}
@@ -136,6 +137,13 @@ def _run_source(candidate: str, plan: TestPlan, pool: SandboxPool, timeout_s: fl
         return _infra(plan.total, _first_error(results))
     return _score(passed, plan.total, partial, report,
                   {"restarts": rpc.crashes, "stderr": _stderr(results)})
+
+
+@functools.lru_cache(maxsize=64)
+def _session_limits(session_s: float, memory_mb: int) -> Limits:
+    """Limits for a session, built once per value (their checks are a visible part of a
+    verification's parent-side CPU, issue 15; runs mostly share a few values)."""
+    return Limits(timeout_s=session_s, memory_mb=memory_mb)
 
 
 def _namespace(names: dict[str, Any], plan: TestPlan) -> dict[str, Any]:

@@ -60,6 +60,8 @@ class PreparedPlan:
     """The request for the plan's leading run of constant calls, sent with the job."""
     head: int = 0
     """How many leading cases `ahead` answers, one reply each."""
+    last: bool = False
+    """`ahead` answers every case of the plan (sent with `last`: the child ends after it)."""
 
     @staticmethod
     def one_call_a_trip(plan: TestPlan) -> PreparedPlan:
@@ -99,9 +101,9 @@ def prepare(plan: TestPlan) -> PreparedPlan:
         return PreparedPlan(calls, tuple(encoded))
     # When these are all the plan's cases, nothing follows them: the child may exit
     # while the parent compares, instead of waiting for the parent's EOF.
-    ahead = map_request(first.func, [t for t in encoded[:head] if t is not None],
-                        last=head == len(calls))
-    return PreparedPlan(calls, tuple(encoded), ahead, head)
+    last = head == len(calls)
+    ahead = map_request(first.func, [t for t in encoded[:head] if t is not None], last=last)
+    return PreparedPlan(calls, tuple(encoded), ahead, head, last)
 
 
 def _constant(call: PipelinedCall | None, bound: frozenset[str]) -> tuple[bytes, int] | None:

@@ -86,14 +86,18 @@ class CandidateRPC:
         self.session = Session(self.pool, self.code, self.limits, self.call_timeout_s)
         return self.session
 
-    def start(self, ahead: bytes | None = None, replies: int = 0) -> bool:
+    def start(self, ahead: bytes | None = None, replies: int = 0, last: bool = False) -> bool:
         """Start the first session; False if the candidate did not load. `ahead` (a
         `map_request` expecting `replies` replies) goes out with the job, before the
-        candidate has even loaded; `take_ahead` reads its answers."""
+        candidate has even loaded; `take_ahead` reads its answers. `last`: `ahead` was
+        built with `last=True`, so the child ends once it has answered."""
         self._ahead = replies if ahead is not None else 0
         self.sessions_started += 1
         self.generation += 1
-        self.session = Session(self.pool, self.code, self.limits, self.call_timeout_s, ahead)
+        # The child ends after the hello and these replies: read them once it has.
+        settle = 1 + replies if ahead is not None and last else 0
+        self.session = Session(self.pool, self.code, self.limits, self.call_timeout_s, ahead,
+                               settle)
         return self.session.loaded
 
     def request(self, msg: dict[str, Any], generation: int | None = None) -> Any:

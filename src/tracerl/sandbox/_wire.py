@@ -158,6 +158,30 @@ class Reader:
         del buf[:end]
         return _loads(body)
 
+    def pull(self) -> int:
+        """Read what has arrived, without waiting: bytes read, -1 at end of stream.
+        For a socket without a timeout (with one, recv would wait for it first)."""
+        got = 0
+        while True:
+            try:
+                part = self.sock.recv(self.CHUNK, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return got
+            if not part:
+                return -1
+            self._buf += part
+            got += len(part)
+
+    def buffered(self) -> int:
+        """How many whole messages the buffer holds."""
+        buf, at, count = self._buf, 0, 0
+        while len(buf) - at >= _HEADER.size:
+            at += _HEADER.size + _size(buf[at:at + _HEADER.size])
+            if at > len(buf):
+                break
+            count += 1
+        return count
+
     def _fill(self) -> bool:
         part = self.sock.recv(self.CHUNK)
         self._buf += part

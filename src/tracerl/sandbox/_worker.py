@@ -261,8 +261,9 @@ def _run_program(code: str, name: str, first: dict | None = None) -> None:
         _finish(rc)
     # The C socket type: socket.socket's Python layer adds nothing the loop uses, and
     # its code is more pages for the child to fault in. Closed here, not left to its
-    # finaliser, which takes the ResourceWarning path.
-    sock = _socket.socket(fileno=SESSION_FD)
+    # finaliser, which takes the ResourceWarning path. Family and type given: with the
+    # descriptor alone, the constructor asks the kernel for them (two system calls).
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, SESSION_FD)
     _serve.serve(sock, glb, load_error=rc, first=first)
     sock.close()
     _finish(0)

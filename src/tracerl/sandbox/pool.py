@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import select
 import socket
 import subprocess
 import tempfile
@@ -140,6 +141,15 @@ class Running:
     job: dict[str, Any]
     started: float
     failed: ExecResult | None = None
+
+    def wait_ended(self, timeout_s: float) -> bool:
+        """Wait at most `timeout_s` for the run to end (its report ready to collect):
+        one sleep, where a caller reading the child's messages wakes once per message.
+        True when it ended (or failed to start); collecting it is still `finish`'s."""
+        if self.failed is not None or self.worker is None:
+            return True
+        ready, _, _ = select.select([self.worker.sock], [], [], timeout_s)
+        return bool(ready)
 
 
 class SandboxPool:

@@ -11,6 +11,7 @@ directly over a socket pair, and the worker's report is collected at `close()`.
 from __future__ import annotations
 
 import _socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,13 +19,21 @@ from tracerl.sandbox import _wire
 from tracerl.sandbox.pool import SandboxPool
 from tracerl.sandbox.result import ExecResult, Limits
 
+SETTLE_S = 0.02
+"""How often a settling session checks what its child has sent (see `_settle`): a
+hang is caught at most this much later than by reading message by message."""
+
 
 class Session:
-    """Interactive counterpart of `run_python`; use as a context manager."""
+    """Interactive counterpart of `run_python`; use as a context manager.
+
+    `ahead`: a first request sent with the job. `settle`: when `ahead` ends the session,
+    how many messages the child sends in all (the hello and `ahead`'s replies); they
+    are then read once the run is over instead of one wake-up each (see `_settle`)."""
 
     def __init__(self, pool: SandboxPool, code: str, limits: Limits,
                  load_timeout_s: float | None = None,
-                 ahead: dict[str, Any] | bytes | None = None) -> None:
+                 ahead: dict[str, Any] | bytes | None = None, settle: int = 0) -> None:
         self.limits = limits
         self._pool = pool
         # The C socket type, as the child holds it: the session uses nothing of
@@ -43,10 +52,37 @@ class Session:
             child.close()  # the worker holds its own copy now; EOF must reach us
         self._result: ExecResult | None = None
         self.alive = self._run.failed is None
+        self._expired = False
+        if settle and self.alive:
+            self._settle(settle, load_timeout_s or limits.timeout_s)
         hello = self._recv(load_timeout_s or limits.timeout_s) if self.alive else None
         self.hello: dict[str, Any] = hello or {}
         """The child's first message: {"loaded": bool, ...} (untrusted, like every reply)."""
         self.loaded = bool(hello and hello.get("loaded"))
+
+    def _settle(self, messages: int, deadline_s: float) -> None:
+        """Sleep until the run has ended or `messages` messages wait in the buffer,
+        instead of waking once per message: each wake-up cost more than reading the
+        message (issue 15; on a virtual machine, on both sides of the socket). Checks
+        what has arrived every SETTLE_S (a tenth of `deadline_s` at most): a child that
+        stays after its answers (one handed out a reference) is read at the next check,
+        and when nothing new came for `deadline_s`, the per-message deadline, the next
+        read that would wait fails at once, as it would have after waiting that long."""
+        interval = min(SETTLE_S, deadline_s / 10)
+        last = time.monotonic()
+        try:
+            while not self._run.wait_ended(interval):
+                got = self._reader.pull()
+                if got < 0 or self._reader.buffered() >= messages:
+                    return
+                now = time.monotonic()
+                if got:
+                    last = now
+                elif now - last >= deadline_s:
+                    self._expired = True
+                    return
+        except (OSError, _wire.WireError):
+            return  # the reads that follow meet it again and fail the session
 
     def _settimeout(self, timeout_s: float) -> None:
         """Each settimeout is a system call; calls mostly share one deadline."""
@@ -55,8 +91,8 @@ class Session:
             self._timeout = timeout_s
 
     def _recv(self, timeout_s: float) -> dict[str, Any] | None:
-        try:
-            self._settimeout(timeout_s)
+        try:  # messages already buffered are read whatever the deadline
+            self._settimeout(0.0 if self._expired else timeout_s)
             msg = self._reader.recv_msg()
         except (OSError, _wire.WireError):
             msg = None
