@@ -12,7 +12,10 @@ Prints verifications/second, p50/p99 latency per verification and worker memory,
 the floor: an empty program through each (a fresh interpreter start vs a run in the
 pool), whose ratio bounds the speed-up the pool can show on this host.
 
-    python benchmarks/sandbox.py [--workers 2] [--rounds 3]
+    python benchmarks/sandbox.py [--workers 2] [--rounds 10]
+
+Ten rounds (about 35 s here): with three, separate runs on a quiet host scattered
+0.66-0.85 in the ratio to the floor; with ten, 0.76-0.89 (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -164,7 +167,7 @@ def pct(xs: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
     cands = candidates()
     with SandboxPool(workers=args.workers) as pool, tempfile.TemporaryDirectory() as tmp:
