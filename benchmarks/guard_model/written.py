@@ -1,11 +1,15 @@
 """Hand-written training data for the override detector (issue 15).
 
-Four files in written/, each line one JSON object {"text", "attack", "lang", "kind"}:
-attacks in English and in 35 other languages, hard negatives in English and in the same
-languages. Written one line at a time by four writers who were given the label rules and
-the families to cover but did not see the evaluation sets, the training grammars or the
-detector (the template-generated data of generate.py was the old detector's ceiling: it
-learned the templates). Never scored by a scanner while written.
+The *.jsonl files of written/, each line one JSON object {"text", "attack", "lang",
+"kind"}. First round (four files): attacks in English and in 35 other languages, hard
+negatives in English and in the same languages. Second round (three files, written
+after paraphrase set 7 was scored, on the gaps it showed): attacks in the 17 languages
+it missed most, hard negatives in 31 languages, and English attacks in unusual carriers
+with the benign twins of its false alarms. Each line was written one at a time by one
+of seven writers who were given the label rules and the families to cover but did not
+see the evaluation sets, the training grammars or the detector (the template-generated
+data of generate.py was the old detector's ceiling: it learned the templates). Never
+scored by a scanner while written.
 """
 
 from __future__ import annotations
