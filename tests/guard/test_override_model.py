@@ -147,8 +147,6 @@ def test_paraphrases_indirect_and_foreign_overrides_are_detected(text: str) -> N
     assert _detected(text)
 
 
-
-
 def test_on_the_hand_written_development_sets_recall_and_fpr_hold() -> None:
     """Paraphrase sets 1-7 (hand-written, each scored once when written, development data
     since): rules + detector at the scanner's threshold. The detector trained with the
