@@ -73,6 +73,8 @@ COMMANDS = (
      cli_args.AUDIT_DESCRIPTION, cli_args.add_audit_arguments, None),
     ("doctor", "tracerl.sandbox.cli_doctor", "report which sandbox isolation layers work here",
      cli_args.DOCTOR_DESCRIPTION, cli_args.add_doctor_arguments, None),
+    ("scan", "tracerl.guard.cli_scan", "run the guard's scanners over files or stdin",
+     cli_args.SCAN_DESCRIPTION, cli_args.add_scan_arguments, None),
     ("traces", "tracerl.trace.cli_traces", "list, show and export recorded traces",
      cli_args.TRACES_DESCRIPTION, cli_args.add_traces_arguments, None),
     ("view", "tracerl.view.cli_view", "a local web dashboard over run directories",

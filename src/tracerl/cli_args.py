@@ -70,6 +70,16 @@ Exit code 0 when no hack scored above 0, 1 when any did, 2 when REWARD is invali
 
 DOCTOR_DESCRIPTION = "Report which sandbox isolation layers work on this host."
 
+SCAN_DESCRIPTION = """\
+Run the guard's scanners (jailbreak and instruction overrides, code injection, secrets,
+PII, invisible text) over files or standard input and print each finding: where it is,
+which scanner and kind, its score. Exit status: 0 nothing found, 1 found, 2 bad input.
+
+    tracerl scan page.html tool_output.json
+    cat transcript.txt | tracerl scan --scanners jailbreak,secrets
+    tracerl scan --lines --json observations.txt      # one text per line, JSON out
+"""
+
 EXPORT_DESCRIPTION = """\
 Write a run's latest checkpoint as a full model directory: with LoRA the adapter is
 merged into its base. The result loads like any local model (model=DIR).
@@ -157,6 +167,19 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def add_scan_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="files to scan ('-' or none: standard input)")
+    parser.add_argument("--scanners", help="comma-separated scanner names (default: all)")
+    parser.add_argument("--min-score", type=float, default=0.5,
+                        help="report findings at or above this score (default 0.5)")
+    parser.add_argument("--lines", action="store_true",
+                        help="scan each line of the input as its own text")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON object per finding (source, scanner, kind, start, "
+                             "end, score, detail)")
 
 
 def _add_trace_filters(p: argparse.ArgumentParser, limit: bool = True) -> None:
