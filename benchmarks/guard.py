@@ -34,6 +34,7 @@ from guard_corpus.paraphrase_set5 import SETS_5
 from guard_corpus.paraphrase_set6 import SETS_6
 from guard_corpus.paraphrase_set7 import SETS_7
 from guard_corpus.paraphrase_set8 import SETS_8
+from guard_corpus.paraphrase_set9 import SETS_9
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
@@ -249,6 +250,8 @@ def paraphrase() -> None:
     sets["set 7, all"] = [x for v in SETS_7.values() for x in v]
     sets.update({f"set 8, {k}": v for k, v in SETS_8.items()})
     sets["set 8, all"] = [x for v in SETS_8.values() for x in v]
+    sets.update({f"set 9, {k}": v for k, v in SETS_9.items()})
+    sets["set 9, all"] = [x for v in SETS_9.values() for x in v]
     sets["heldout split"] = [(i.text, True) for i in held if i.positive
                              and i.category == "jailbreak"] + [
         (i.text, False) for i in held if not i.positive]

@@ -2,7 +2,7 @@
 development data a choice may use, and recall at a fixed false-positive rate.
 
 Development data are every labelled set that has already been scored (paraphrase sets
-1-7 of benchmarks/guard_corpus and the corpus's dev split). A set written after a model
+1-8 of benchmarks/guard_corpus and the corpus's dev split). A set written after a model
 is trained is scored once, by the experiment's final step, and joins these only after.
 """
 
@@ -17,6 +17,7 @@ from guard_corpus.paraphrase_set4 import SETS_4
 from guard_corpus.paraphrase_set5 import SETS_5
 from guard_corpus.paraphrase_set6 import SETS_6
 from guard_corpus.paraphrase_set7 import SETS_7
+from guard_corpus.paraphrase_set8 import SETS_8
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 
 from tracerl.guard import override_model, scan
@@ -46,12 +47,13 @@ def flat(sets: dict[str, Labelled]) -> Labelled:
 
 
 def dev_sets(later: bool = False) -> dict[str, Labelled]:
-    """Sets 1+2 and the dev split; with `later`, also sets 3-7 (scored once each when
+    """Sets 1+2 and the dev split; with `later`, also sets 3-8 (scored once each when
     they were written, development data since)."""
     out = {"sets 1+2": flat(SETS) + flat(SETS_2), "dev split": split(load_corpus("dev"))}
     if later:
         out.update({"set 3": flat(SETS_3), "set 4": flat(SETS_4), "set 5": flat(SETS_5),
-                    "set 6": flat(SETS_6), "set 7": flat(SETS_7)})
+                    "set 6": flat(SETS_6), "set 7": flat(SETS_7),
+                    "set 8": flat(SETS_8)})
     return out
 
 

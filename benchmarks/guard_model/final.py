@@ -4,7 +4,7 @@ From benchmarks/: `python -m guard_model.final OLD.npz [NEW.npz]` (NEW defaults 
 shipped src/tracerl/guard/override_model.npz). Each detector is the jailbreak scanner's
 rules plus the weights file at the scanner's threshold (CLASSIFIER_MIN_P), exactly as
 `scan()` decides; the rules fire the same for both. Sets: the newest paraphrase set,
-8 (blind, by family and in all), set 7, the corpus's held-out split, and the
+9 (blind, by family and in all), sets 8 and 7, the corpus's held-out split, and the
 development data for reference.
 A weights file of the old version is made with
 `git show 33e4f08:src/tracerl/guard/override_model.npz > /tmp/old.npz`.
@@ -19,6 +19,7 @@ import numpy as np
 from guard_corpus import load_corpus
 from guard_corpus.paraphrase_set7 import SETS_7
 from guard_corpus.paraphrase_set8 import SETS_8
+from guard_corpus.paraphrase_set9 import SETS_9
 from guard_corpus.score import print_recall_table
 
 from guard_model.devdata import dev_sets, flat, rules, split, view
@@ -40,11 +41,12 @@ def main() -> None:
     parser.add_argument("old", type=Path)
     parser.add_argument("new", type=Path, nargs="?", default=override_model.WEIGHTS_PATH)
     args = parser.parse_args()
-    sets = {f"set 8 (blind), {k}": v for k, v in SETS_8.items()}
-    sets["set 8 (blind), all"] = flat(SETS_8)
+    sets = {f"set 9 (blind), {k}": v for k, v in SETS_9.items()}
+    sets["set 9 (blind), all"] = flat(SETS_9)
+    sets["set 8 (blind for the second round's detector only)"] = flat(SETS_8)
     sets["set 7 (blind for the first detector of 2026-12-02 only)"] = flat(SETS_7)
     sets["held-out split"] = split(load_corpus("heldout"))
-    sets["development data (sets 1-7, dev split)"] = flat(dev_sets(later=True))
+    sets["development data (sets 1-8, dev split)"] = flat(dev_sets(later=True))
     np.seterr(over="ignore")
     print_recall_table(sets, {"rules + old detector": fires(args.old),
                               "rules + new detector": fires(args.new)})

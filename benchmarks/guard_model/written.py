@@ -5,11 +5,15 @@ The *.jsonl files of written/, each line one JSON object {"text", "attack", "lan
 negatives in English and in the same languages. Second round (three files, written
 after paraphrase set 7 was scored, on the gaps it showed): attacks in the 17 languages
 it missed most, hard negatives in 31 languages, and English attacks in unusual carriers
-with the benign twins of its false alarms. Each line was written one at a time by one
-of seven writers who were given the label rules and the families to cover but did not
-see the evaluation sets, the training grammars or the detector (the template-generated
-data of generate.py was the old detector's ceiling: it learned the templates). Never
-scored by a scanner while written.
+with the benign twins of its false alarms. Third round (three files, after set 8 was
+scored): attacks in Chinese, Japanese, Korean and 21 smaller languages, romanized and
+code-switched; English personas, terse overrides and orders in rare carriers; hard
+negatives (session roles and styles asked by users, people's own system prompts,
+admin notices, quotes, replaced policies) in English and 23 languages. Each line was
+written one at a time by one of ten writers who were given the label rules and the
+families to cover but did not see the evaluation sets, the training grammars or the
+detector (the template-generated data of generate.py was the old detector's ceiling:
+it learned the templates). Never scored by a scanner while written.
 """
 
 from __future__ import annotations
