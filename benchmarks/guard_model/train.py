@@ -19,21 +19,12 @@ import numpy as np
 from guard_corpus import load_corpus
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 
+from guard_model.devdata import DEV_FPR, view
 from guard_model.generate import dataset
+from guard_model.train_mil import Bags, fit_mil, logit_of
 from tracerl.guard import override_model
-from tracerl.guard.findings import lower_same_length
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
-from tracerl.guard.normalize import canonical
-from tracerl.guard.override_model import BITS, ORDERS, OverrideModel, codes_of, gram_buckets
-
-DEV_FPR = 0.02
-"""Most false positives allowed on the development negatives when the bias is calibrated."""
-
-
-def view(text: str) -> str:
-    """What the scanner scores: the canonical lower-case view (homoglyphs folded)."""
-    return canonical(text, lower_same_length(text)).text
-
+from tracerl.guard.override_model import ORDERS, OverrideModel, codes_of, gram_buckets
 
 def features(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(bucket ids, row of each id, 1/sqrt(#grams) per row): each text is one segment."""
@@ -49,31 +40,10 @@ def features(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def fit(ids: np.ndarray, rows: np.ndarray, norms: np.ndarray, y: np.ndarray, epochs: int,
         l2: float, lr: float = 0.05) -> tuple[np.ndarray, float]:
-    """Full-batch Adam on the mean logistic loss plus l2 * |w|^2."""
-    dim = len(ORDERS) << BITS
-    w, b = np.zeros(dim), 0.0
-    m, v, mb, vb = np.zeros(dim), np.zeros(dim), 0.0, 0.0
-    pos_weight = (y == 0).sum() / max((y == 1).sum(), 1)
-    sample_w = np.where(y == 1, pos_weight, 1.0)
-    sample_w /= sample_w.mean()
-    for t in range(1, epochs + 1):
-        z = np.bincount(rows, weights=w[ids], minlength=len(y)) * norms + b
-        p = 1.0 / (1.0 + np.exp(-z))
-        g_row = (p - y) * sample_w / len(y)
-        gw = np.bincount(ids, weights=(g_row * norms)[rows], minlength=dim) + 2 * l2 * w
-        gb = g_row.sum()
-        m = 0.9 * m + 0.1 * gw
-        v = 0.999 * v + 0.001 * gw * gw
-        mb, vb = 0.9 * mb + 0.1 * gb, 0.999 * vb + 0.001 * gb * gb
-        step = lr * np.sqrt(1 - 0.999**t) / (1 - 0.9**t)
-        w -= step * m / (np.sqrt(v) + 1e-8)
-        b -= step * mb / (np.sqrt(vb) + 1e-8)
-    return w, b
-
-
-def logit(model: OverrideModel, text: str) -> float:
-    p = min(max(model.best(view(text))[0], 1e-12), 1 - 1e-12)
-    return float(np.log(p / (1 - p)))
+    """Full-batch Adam on the mean logistic loss plus l2 * |w|^2, each text one example:
+    train_mil.fit_mil with one span per text (its best span is that span)."""
+    bags = Bags(ids, rows, norms, np.arange(len(y)))
+    return fit_mil(bags, y, np.ones(len(y)), epochs, l2, lr)
 
 
 def calibrate(model: OverrideModel) -> OverrideModel:
@@ -82,9 +52,10 @@ def calibrate(model: OverrideModel) -> OverrideModel:
     negatives: paraphrase sets 1 and 2 (scored once each, development data since) and
     the dev split's hard negatives. Never reads the held-out split or later sets."""
     items = [x for s in (SETS, SETS_2) for v in s.values() for x in v]
-    neg = [logit(model, t) for t, y in items if not y]
-    neg += [logit(model, i.text) for i in load_corpus("dev") if not i.positive]
-    pos = [logit(model, t) for t, y in items if y]
+    logit = logit_of(model)
+    neg = [logit(t) for t, y in items if not y]
+    neg += [logit(i.text) for i in load_corpus("dev") if not i.positive]
+    pos = [logit(t) for t, y in items if y]
     allowed = int(DEV_FPR * len(neg))
     cut = sorted(neg, reverse=True)[allowed] + 0.05  # fires above the (allowed+1)-th worst
     rec = float(np.mean(np.array(pos) > cut))
