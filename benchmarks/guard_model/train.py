@@ -26,6 +26,7 @@ from tracerl.guard import override_model
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
 from tracerl.guard.override_model import ORDERS, OverrideModel, codes_of, gram_buckets
 
+
 def features(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(bucket ids, row of each id, 1/sqrt(#grams) per row): each text is one segment."""
     ids, rows, norms = [], [], np.zeros(len(texts))
