@@ -35,6 +35,8 @@ from guard_corpus.paraphrase_set6 import SETS_6
 from guard_corpus.paraphrase_set7 import SETS_7
 from guard_corpus.paraphrase_set8 import SETS_8
 from guard_corpus.paraphrase_set9 import SETS_9
+from guard_corpus.paraphrase_set10 import SETS_10
+from guard_corpus.paraphrase_set11 import SETS_11
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
@@ -236,22 +238,13 @@ def paraphrase() -> None:
     learned detector; the held-out corpus split's jailbreak positives and all its hard
     negatives likewise."""
     held = load_corpus("heldout")
-    sets = {f"set 1 (dev), {k}": v for k, v in SETS.items()}
-    sets.update({f"set 2 (dev), {k}": v for k, v in SETS_2.items()})
-    sets["set 2 (dev), all"] = [x for v in SETS_2.values() for x in v]
-    sets.update({f"set 3, {k}": v for k, v in SETS_3.items()})
-    sets["set 3, all"] = [x for v in SETS_3.values() for x in v]
-    sets["set 4, all"] = [x for v in SETS_4.values() for x in v]
-    sets.update({f"set 5, {k}": v for k, v in SETS_5.items()})
-    sets["set 5, all"] = [x for v in SETS_5.values() for x in v]
-    sets.update({f"set 6, {k}": v for k, v in SETS_6.items()})
-    sets["set 6, all"] = [x for v in SETS_6.values() for x in v]
-    sets.update({f"set 7, {k}": v for k, v in SETS_7.items()})
-    sets["set 7, all"] = [x for v in SETS_7.values() for x in v]
-    sets.update({f"set 8, {k}": v for k, v in SETS_8.items()})
-    sets["set 8, all"] = [x for v in SETS_8.values() for x in v]
-    sets.update({f"set 9, {k}": v for k, v in SETS_9.items()})
-    sets["set 9, all"] = [x for v in SETS_9.values() for x in v]
+    numbered = ((1, SETS), (2, SETS_2), (3, SETS_3), (4, SETS_4), (5, SETS_5), (6, SETS_6),
+                (7, SETS_7), (8, SETS_8), (9, SETS_9), (10, SETS_10), (11, SETS_11))
+    sets: dict[str, list[tuple[str, bool]]] = {}
+    for n, by_family in numbered:
+        if len(by_family) > 1 and n != 4:
+            sets.update({f"set {n}, {k}": v for k, v in by_family.items()})
+        sets[f"set {n}, all"] = [x for v in by_family.values() for x in v]
     sets["heldout split"] = [(i.text, True) for i in held if i.positive
                              and i.category == "jailbreak"] + [
         (i.text, False) for i in held if not i.positive]

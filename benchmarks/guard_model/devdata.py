@@ -2,7 +2,7 @@
 development data a choice may use, and recall at a fixed false-positive rate.
 
 Development data are every labelled set that has already been scored (paraphrase sets
-1-8 of benchmarks/guard_corpus and the corpus's dev split). A set written after a model
+1-10 of benchmarks/guard_corpus and the corpus's dev split). A set written after a model
 is trained is scored once, by the experiment's final step, and joins these only after.
 """
 
@@ -18,7 +18,12 @@ from guard_corpus.paraphrase_set5 import SETS_5
 from guard_corpus.paraphrase_set6 import SETS_6
 from guard_corpus.paraphrase_set7 import SETS_7
 from guard_corpus.paraphrase_set8 import SETS_8
+from guard_corpus.paraphrase_set9 import SETS_9
+from guard_corpus.paraphrase_set10 import SETS_10
 from guard_corpus.paraphrase_sets import SETS, SETS_2
+from guard_corpus.training_set12 import SETS_12
+from guard_corpus.training_set13 import SETS_13
+from guard_corpus.training_set14 import SETS_14
 
 from tracerl.guard import override_model, scan
 from tracerl.guard.findings import lower_same_length
@@ -47,14 +52,21 @@ def flat(sets: dict[str, Labelled]) -> Labelled:
 
 
 def dev_sets(later: bool = False) -> dict[str, Labelled]:
-    """Sets 1+2 and the dev split; with `later`, also sets 3-8 (scored once each when
+    """Sets 1+2 and the dev split; with `later`, also sets 3-10 (scored once each when
     they were written, development data since)."""
     out = {"sets 1+2": flat(SETS) + flat(SETS_2), "dev split": split(load_corpus("dev"))}
     if later:
         out.update({"set 3": flat(SETS_3), "set 4": flat(SETS_4), "set 5": flat(SETS_5),
                     "set 6": flat(SETS_6), "set 7": flat(SETS_7),
-                    "set 8": flat(SETS_8)})
+                    "set 8": flat(SETS_8), "set 9": flat(SETS_9),
+                    "set 10": flat(SETS_10)})
     return out
+
+
+def training_sets() -> dict[str, Labelled]:
+    """Sets 12-14: written like the paraphrase sets, each by a writer who read nothing of
+    the project, for training only (`train_mil --sets`; never scored as evaluation sets)."""
+    return {"set 12": flat(SETS_12), "set 13": flat(SETS_13), "set 14": flat(SETS_14)}
 
 
 def shipped_logit(text: str) -> float:

@@ -1,13 +1,15 @@
-"""Score override detectors on the sets written after them, side by side (issue 15).
+"""Score override detectors on the set written after them, side by side (issue 15).
 
-From benchmarks/: `python -m guard_model.final OLD.npz [NEW.npz]` (NEW defaults to the
-shipped src/tracerl/guard/override_model.npz). Each detector is the jailbreak scanner's
-rules plus the weights file at the scanner's threshold (CLASSIFIER_MIN_P), exactly as
-`scan()` decides; the rules fire the same for both. Sets: the newest paraphrase set,
-9 (blind, by family and in all), sets 8 and 7, the corpus's held-out split, and the
-development data for reference.
-A weights file of the old version is made with
-`git show 33e4f08:src/tracerl/guard/override_model.npz > /tmp/old.npz`.
+From benchmarks/: `python -m guard_model.final OLD.npz [OLDER.npz ...] [--new NEW.npz]`
+(NEW defaults to the shipped src/tracerl/guard/override_model.npz). Each detector is the
+jailbreak scanner's rules plus a weights file at the scanner's threshold
+(CLASSIFIER_MIN_P), exactly as `scan()` decides; the rules fire the same for all.
+Sets: the newest paraphrase set, 11 (blind: committed before any detector was scored on
+it), by family and in all, with each detector's recall at fixed false-positive rates on
+it (how well it ranks, whatever its threshold); the corpus's held-out split; and the
+development data (sets 1-10 and the dev split: training data of the detectors trained
+with `train_mil --sets`). A weights file of an older version is made with
+`git show 438cd2f:src/tracerl/guard/override_model.npz > /tmp/old.npz`.
 """
 
 from __future__ import annotations
@@ -17,39 +19,45 @@ from pathlib import Path
 
 import numpy as np
 from guard_corpus import load_corpus
-from guard_corpus.paraphrase_set7 import SETS_7
-from guard_corpus.paraphrase_set8 import SETS_8
-from guard_corpus.paraphrase_set9 import SETS_9
+from guard_corpus.paraphrase_set11 import SETS_11
 from guard_corpus.score import print_recall_table
 
-from guard_model.devdata import dev_sets, flat, rules, split, view
+from guard_model.devdata import dev_sets, flat, recall_at_fpr, rules, split
+from guard_model.train_mil import logit_of
 from tracerl.guard import override_model
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
 
+FPRS = (0.02, 0.04, 0.06)
 
-def fires(weights: Path):
-    """text -> whether rules + the detector of `weights` report an override."""
-    model = override_model.load(weights)
 
-    def fired(text: str) -> bool:
-        return rules(text) or model.best(view(text))[0] >= CLASSIFIER_MIN_P
-    return fired
+def ranked(weights: Path):
+    """text -> rules + the detector of `weights` as one score (the rules fire at 50)."""
+    logit = logit_of(override_model.load(weights))
+
+    def score(text: str) -> float:
+        return 50.0 if rules(text) else logit(text)
+    return score
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("old", type=Path)
-    parser.add_argument("new", type=Path, nargs="?", default=override_model.WEIGHTS_PATH)
+    parser.add_argument("old", type=Path, nargs="+")
+    parser.add_argument("--new", type=Path, default=override_model.WEIGHTS_PATH)
     args = parser.parse_args()
-    sets = {f"set 9 (blind), {k}": v for k, v in SETS_9.items()}
-    sets["set 9 (blind), all"] = flat(SETS_9)
-    sets["set 8 (blind for the second round's detector only)"] = flat(SETS_8)
-    sets["set 7 (blind for the first detector of 2026-12-02 only)"] = flat(SETS_7)
-    sets["held-out split"] = split(load_corpus("heldout"))
-    sets["development data (sets 1-8, dev split)"] = flat(dev_sets(later=True))
     np.seterr(over="ignore")
-    print_recall_table(sets, {"rules + old detector": fires(args.old),
-                              "rules + new detector": fires(args.new)})
+    scores = {f"rules + {path.name}": ranked(path) for path in args.old}
+    scores["rules + new detector"] = ranked(args.new)
+    z_min = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P)))
+    sets = {f"set 11 (blind), {k}": v for k, v in SETS_11.items()}
+    sets["set 11 (blind), all"] = flat(SETS_11)
+    sets["held-out split"] = split(load_corpus("heldout"))
+    sets["development data (sets 1-10, dev split)"] = flat(dev_sets(later=True))
+    print_recall_table(sets, {k: (lambda t, s=s: s(t) >= z_min) for k, s in scores.items()})
+    print("\n| set 11 (blind), all | " + " | ".join(f"recall at {f:.0%} FPR" for f in FPRS)
+          + " |\n|---|" + "---:|" * len(FPRS))
+    for label, score in scores.items():
+        at = [recall_at_fpr(score, flat(SETS_11), f)[0] for f in FPRS]
+        print(f"| {label} | " + " | ".join(f"{r:.3f}" for r in at) + " |")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Train the override detector on generated and hand-written texts, by their spans.
 
-From benchmarks/: `python -m guard_model.train_mil [--out PATH] [--final]`.
+From benchmarks/: `python -m guard_model.train_mil [--sets --all-written] [--out PATH]`.
 
 The scanner scores a text by its best span (a sentence or line, or two adjacent ones:
 override_model.py), so that is what this trainer fits: multiple-instance logistic
@@ -10,15 +10,22 @@ a benign text must have none, so every one of its spans is a negative. A text of
 span (every generated segment) is an ordinary example, as in train.py.
 
 Data: the generated segments of generate.py (with grammar_more.py), the hand-written
-texts of written/ (10% of them, stratified by file, held back and reported), and the
-corpus's dev split for negatives. The choice of settings and the bias use only the
-development data of devdata.py (sets 1-6 and the dev split); `--final` scores the sets
-written after the model (paraphrase set 7), once.
+texts of written/ (10% of them, stratified by file, held back and reported, unless
+`--all-written`), and the corpus's dev split for negatives. Without `--sets`, the
+paraphrase sets already scored (devdata.dev_sets) are development data only: the bias
+is calibrated on them. With `--sets` (the shipped weights) they are training data too,
+with the training sets written the same way (devdata.training_sets): each set is by
+another writer, and hard twins by other hands are what moved the ranking most
+(docs/benchmarks.md). The bias is then calibrated on held-out sets: the model is fitted
+once per group of SET_GROUPS with that group left out, each group is scored by the fit
+that did not see it, and the threshold is the one that fires on DEV_FPR of those
+held-out negatives. The set written after the model is scored once, by final.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import random
 import time
 from dataclasses import dataclass
@@ -35,6 +42,7 @@ from guard_model.devdata import (
     recall_at_fpr,
     rules,
     shipped_logit,
+    training_sets,
     view,
 )
 from guard_model.generate import dataset
@@ -151,8 +159,72 @@ def calibrated(model: OverrideModel, dev: Labelled) -> OverrideModel:
     """The bias moved so that the scanner's threshold (CLASSIFIER_MIN_P) fires on at most
     DEV_FPR of the development negatives."""
     _, thr = recall_at_fpr(logit_of(model), dev)
+    return shifted(model, thr)
+
+
+def shifted(model: OverrideModel, threshold: float) -> OverrideModel:
+    """The bias moved so that a logit of `threshold` lands just under CLASSIFIER_MIN_P."""
     target = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P)))
-    return OverrideModel(model.weights, model.bias - thr - 1e-6 + target)
+    return OverrideModel(model.weights, model.bias - threshold - 1e-6 + target)
+
+
+@dataclass(frozen=True)
+class Training:
+    """What one fit sees: the span bags, and each text's label and weight."""
+
+    bags: Bags
+    labels: np.ndarray
+    weights: np.ndarray
+    epochs: int
+    l2: float
+    fixed_bias: float | None
+
+
+_FORKED: Training | None = None
+"""The training data, set before the held-out fits are forked (read, not pickled)."""
+
+
+def fit_model(t: Training, weights: np.ndarray | None = None) -> OverrideModel:
+    """The model fitted on `t` (with `weights` instead of t.weights if given), its weights
+    rounded to the float16 they ship as."""
+    w, bias = fit_mil(t.bags, t.labels, t.weights if weights is None else weights,
+                      t.epochs, t.l2, fixed_bias=t.fixed_bias)
+    return OverrideModel(w.astype(np.float16).astype(np.float64), bias)
+
+
+def _held_out_logits(job: tuple[np.ndarray, list[str]]) -> list[float] | OverrideModel:
+    """Logits of `texts` from a model fitted without the texts whose rows are `leave`;
+    with no texts, the model fitted on everything."""
+    leave, texts = job
+    assert _FORKED is not None
+    if not texts:
+        return fit_model(_FORKED)
+    weights = _FORKED.weights.copy()
+    weights[leave] = 0.0
+    logit = logit_of(fit_model(_FORKED, weights))
+    return [logit(x) for x in texts]
+
+
+SET_GROUPS = (("sets 1+2", "set 3", "set 4", "set 5", "set 6", "set 7", "set 12"),
+              ("set 8", "set 9", "set 13"), ("set 10", "set 14"))
+"""The groups of hand-written sets left out in turn by `--sets`: the scored paraphrase sets
+(devdata.dev_sets) and the training sets (devdata.training_sets). Sets 7-14 were each
+written by one writer who saw nothing of the project."""
+
+
+def held_out_fits(t: Training, groups: list[tuple[np.ndarray, Labelled]],
+                  workers: int) -> tuple[OverrideModel, dict[str, float]]:
+    """(the model fitted on all of t, held-out logits): each group's texts (rows of t)
+    scored by a model fitted without that group; the fits run in `workers` processes."""
+    global _FORKED
+    _FORKED = t
+    jobs = [(rows, [x for x, _ in items]) for rows, items in groups]
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(workers) as pool:
+        *scored, model = pool.map(_held_out_logits, [*jobs, (np.arange(0), [])], chunksize=1)
+    held = {x: z for (_, texts), logits in zip(jobs, scored, strict=True)
+            for x, z in zip(texts, logits, strict=True)}
+    return model, held
 
 
 def main() -> None:
@@ -169,6 +241,13 @@ def main() -> None:
                              "'nan' learns it")
     parser.add_argument("--all-written", action="store_true",
                         help="train on every written text (no 10%% held back)")
+    parser.add_argument("--sets", action="store_true",
+                        help="train on the scored paraphrase sets too, calibrating on "
+                             "held-out groups of them (four fits instead of one)")
+    parser.add_argument("--set-weight", type=float, default=30.0,
+                        help="weight of a paraphrase-set text with --sets")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="processes for the held-out fits of --sets")
     parser.add_argument("--out", type=Path, default=None,
                         help="write the calibrated weights here (the shipped file is "
                              "src/tracerl/guard/override_model.npz)")
@@ -178,6 +257,15 @@ def main() -> None:
     texts = [i.text for i in train_w]
     labels = [float(i.attack) for i in train_w]
     weights = [args.written_weight] * len(train_w)
+    dev = dev_sets(later=True)
+    groups: list[tuple[np.ndarray, Labelled]] = []
+    labelled = {**dev, **training_sets()}
+    for names in SET_GROUPS if args.sets else ():
+        items = [x for name in names for x in labelled[name]]
+        groups.append((np.arange(len(texts), len(texts) + len(items)), items))
+        texts += [x for x, _ in items]
+        labels += [float(y) for _, y in items]
+        weights += [args.set_weight] * len(items)
     if args.generated > 0:
         corpus = [i.text for i in load_corpus("dev")
                   if not (i.positive and i.category == "jailbreak")]
@@ -187,16 +275,32 @@ def main() -> None:
         labels += [float(x) for x in g_labels[:keep]]
         weights += [1.0] * keep
     t0 = time.perf_counter()
-    b = bags(texts)
+    data = Training(bags(texts), np.array(labels), np.array(weights), args.epochs, args.l2,
+                    None if np.isnan(args.fixed_bias) else args.fixed_bias)
     print(f"{len(texts)} texts ({len(train_w)} written, {int(sum(labels))} attacks), "
-          f"{len(b.norms)} spans, features in {time.perf_counter() - t0:.0f} s")
+          f"{len(data.bags.norms)} spans, features in {time.perf_counter() - t0:.0f} s")
     t0 = time.perf_counter()
-    w, bias = fit_mil(b, np.array(labels), np.array(weights), args.epochs, args.l2,
-                      fixed_bias=None if np.isnan(args.fixed_bias) else args.fixed_bias)
+    if groups:
+        full, held = held_out_fits(data, groups, args.workers)
+        items = [x for _, group in groups for x in group]
+        _, thr = recall_at_fpr(held.__getitem__, items)
+        model = shifted(full, thr)
+        print(f"threshold {thr:.3f} (DEV_FPR of the held-out groups' negatives)")
+        print("\n| held-out group (scored by the fit without it) | recall at 2% FPR | "
+              "4% | 6% | recall at the threshold | FPR at the threshold |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for names, (_, items) in zip(SET_GROUPS, groups, strict=True):
+            def score(x: str) -> float:
+                return 50.0 if rules(x) else held[x]
+            at = [recall_at_fpr(score, items, f)[0] for f in (0.02, 0.04, 0.06)]
+            fired = [(score(x) > thr, y) for x, y in items]
+            print(f"| {' + '.join(names)} | {at[0]:.3f} | {at[1]:.3f} | {at[2]:.3f} | "
+                  f"{np.mean([f for f, y in fired if y]):.3f} | "
+                  f"{np.mean([f for f, y in fired if not y]):.3f} |")
+        dev = {"dev split": dev["dev split"]}
+    else:
+        model = calibrated(fit_model(data), flat(dev))
     print(f"fitted in {time.perf_counter() - t0:.0f} s")
-    model = OverrideModel(w.astype(np.float16).astype(np.float64), bias)
-    dev = dev_sets(later=True)
-    model = calibrated(model, flat(dev))
     z_min = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P)))
     logit = logit_of(model)
     print("\n| data | shipped detector alone: recall at 2% FPR | new detector alone | "
@@ -208,14 +312,11 @@ def main() -> None:
     for name, items in report.items():
         r0, _ = recall_at_fpr(shipped_logit, items, DEV_FPR)
         r, _ = recall_at_fpr(logit, items, DEV_FPR)
-        fired = [(rules(t) or logit(t) >= z_min, y) for t, y in items]
+        fired = [(rules(x) or logit(x) >= z_min, y) for x, y in items]
         pos = [f for f, y in fired if y]
         neg = [f for f, y in fired if not y]
         print(f"| {name} | {r0:.3f} | {r:.3f} | {np.mean(pos):.3f} ({sum(pos)}/{len(pos)}) | "
               f"{np.mean(neg):.3f} ({sum(neg)}/{len(neg)}) |")
-    r0, _ = recall_at_fpr(shipped_logit, flat(dev), DEV_FPR)
-    r, _ = recall_at_fpr(logit, flat(dev), DEV_FPR)
-    print(f"| all development data | {r0:.3f} | {r:.3f} | | |")
     if args.out:
         override_model.save(model, args.out)
         print(f"wrote {args.out}")

@@ -9,8 +9,20 @@ with the benign twins of its false alarms. Third round (three files, after set 8
 scored): attacks in Chinese, Japanese, Korean and 21 smaller languages, romanized and
 code-switched; English personas, terse overrides and orders in rare carriers; hard
 negatives (session roles and styles asked by users, people's own system prompts,
-admin notices, quotes, replaced policies) in English and 23 languages. Each line was
-written one at a time by one of ten writers who were given the label rules and the
+admin notices, quotes, replaced policies) in English and 23 languages. Fourth round (four
+files, after set 9 was scored): benign twins of its false alarms (users asking for roles
+and styles, notices and procedures with override wording, config override files, writing
+about prompts, support tickets) in English and in 32 languages with their attack twins;
+attacks in Chinese, Japanese and Korean, fake headers of unusual authorities and orders
+in transcripts, footnotes and contracts; long tool-result documents (e-mail threads,
+search JSON, pages, logs) with an order to the AI or a benign twin inside. Fifth round
+(three files, after set 10 was scored): writing about prompt injection, jailbreaks and
+system prompts (articles, post-mortems, warnings that quote an attack, complaints about
+assistants) in English and 30 languages; users asking for roles, games, styles or no
+disclaimers, notes to colleagues and developer-mode steps in 26 languages; overrides in
+16 languages in native script, orders after an addressee in reviews and JSON fields,
+claims that the system message was retracted; each with its twins. Each line was
+written one at a time by one of seventeen writers who were given the label rules and the
 families to cover but did not see the evaluation sets, the training grammars or the
 detector (the template-generated data of generate.py was the old detector's ceiling:
 it learned the templates). Never scored by a scanner while written.

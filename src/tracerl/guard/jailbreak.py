@@ -160,9 +160,34 @@ def _negated(m: re.Match[str], view: str) -> bool:
     return bool(_NEG.search(view, max(0, m.start() - 24), m.start()))
 
 
+_QUOTES = {"'": "'", '"': '"', "\u2018": "\u2019", "\u201c": "\u201d", "\u00ab": "\u00bb",
+           "\u201e": "\u201c", "`": "`"}
+_MENTION_MAX = 80
+"""A quoted phrase longer than this is a payload, not a mention."""
+
+
+def _quoted_mention(m: re.Match[str], view: str) -> bool:
+    """"a review containing the phrase 'ignore your instructions'" and "why 'ignore all
+    previous instructions' became a meme" name the phrase; they do not say it. True when
+    the match opens a short quotation (its quote mark right before it) that closes on the
+    same line and the sentence goes on after it: a quoted order that ends the text or
+    its line is still an order."""
+    q = m.start() - 1
+    if q < 0 or view[q] not in _QUOTES:
+        return False
+    lo, hi = line_bounds(view, m.start())
+    close = view.find(_QUOTES[view[q]], m.end(), min(hi, q + 1 + _MENTION_MAX))
+    if close < 0:
+        return False
+    after = view[close + 1 : hi]
+    return sum(c.isalpha() for c in after) >= 3 and sum(c.isalpha() for c in view[lo:q]) >= 3
+
+
 def _override(m: re.Match[str], view: str) -> float | None:
     if not _QUALIFIER.search(m.group()) or _negated(m, view):
         return None  # "ignore the formatting rules" names no instructions to override
+    if _quoted_mention(m, view):
+        return None  # the learned detector still reads the sentence around the quote
     return 0.95
 
 
