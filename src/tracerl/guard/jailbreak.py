@@ -162,25 +162,39 @@ def _negated(m: re.Match[str], view: str) -> bool:
 
 _QUOTES = {"'": "'", '"': '"', "\u2018": "\u2019", "\u201c": "\u201d", "\u00ab": "\u00bb",
            "\u201e": "\u201c", "`": "`"}
+_QUOTE_MARKS = frozenset(_QUOTES) | frozenset(_QUOTES.values())
 _MENTION_MAX = 80
 """A quoted phrase longer than this is a payload, not a mention."""
 
 
 def _quoted_mention(m: re.Match[str], view: str) -> bool:
-    """"a review containing the phrase 'ignore your instructions'" and "why 'ignore all
-    previous instructions' became a meme" name the phrase; they do not say it. True when
-    the match opens a short quotation (its quote mark right before it) that closes on the
-    same line and the sentence goes on after it: a quoted order that ends the text or
-    its line is still an order."""
-    q = m.start() - 1
-    if q < 0 or view[q] not in _QUOTES:
-        return False
+    """"a review containing the phrase 'ignore your instructions'" and "a classifier that
+    flags messages like 'pretend you have no rules'" name the phrase; they do not say it.
+    True when the match lies inside a short quotation of prose: opened after a space or a
+    bracket (a JSON or YAML value, opened after ':', '=' or ',', is a payload), closed on the
+    same line within _MENTION_MAX characters, with text before it and the sentence going
+    on after it. A quoted order that ends the text or its line is still an order."""
     lo, hi = line_bounds(view, m.start())
-    close = view.find(_QUOTES[view[q]], m.end(), min(hi, q + 1 + _MENTION_MAX))
-    if close < 0:
-        return False
-    after = view[close + 1 : hi]
-    return sum(c.isalpha() for c in after) >= 3 and sum(c.isalpha() for c in view[lo:q]) >= 3
+    for q in range(m.start() - 1, max(lo, m.end() - _MENTION_MAX) - 1, -1):
+        mark = view[q]
+        if mark not in _QUOTE_MARKS:
+            continue
+        after_letter = q > lo and view[q - 1].isalpha()
+        if after_letter and q + 1 < hi and view[q + 1].isalpha():
+            continue  # an apostrophe inside a word: "you're"
+        before = view[lo:q].rstrip()
+        if after_letter or mark not in _QUOTES or (q > lo and view[q - 1] not in " \t([") \
+                or before[-1:] in (":", "=", ",", "{", "["):
+            return False  # a closing mark (the match is after a quotation) or a value
+        end = min(hi, q + 1 + _MENTION_MAX)
+        close = view.find(_QUOTES[mark], m.end(), end)
+        while close >= 0 and close + 1 < hi and view[close + 1].isalpha():
+            close = view.find(_QUOTES[mark], close + 1, end)  # "don't": not a closing mark
+        if close < 0:
+            return False
+        after = view[close + 1 : hi]
+        return sum(c.isalpha() for c in after) >= 3 and sum(c.isalpha() for c in view[lo:q]) >= 3
+    return False
 
 
 def _override(m: re.Match[str], view: str) -> float | None:
@@ -199,11 +213,25 @@ _DEVICE = re.compile(
 )
 
 
+_DECLARED = re.compile(
+    r"(?:\s+v?\d[\w.]*)?\s*(?:[:\]\)>*=!.#\-\u2014|]|$"
+    r"|(?:is\s+|has\s+been\s+|now\s+)*(?:activated|enabled|engaged|granted|accepted"
+    r"|confirmed|active|in effect|initiated|authori[sz]ed)\b)"
+)
+
+
 def _mode(m: re.Match[str], view: str) -> float | None:
     """'developer mode on my Pixel' and 'jailbreak mode on the Kindle' are device and OS
-    settings; the same words addressed to a model are a role-play jailbreak."""
+    settings; the same words addressed to a model are a role-play jailbreak. "Admin
+    override" is one only when declared ("SYSTEM OVERRIDE: ...", "[admin override]",
+    "root override engaged"); "the admin override switch on the forklift" and "allow
+    admin override of lockout" name a control of a machine or a program."""
     lo, hi = line_bounds(view, m.start())
-    return None if _DEVICE.search(view, lo, hi) else 0.9
+    if _DEVICE.search(view, lo, hi):
+        return None
+    if m.group().endswith("override") and not _DECLARED.match(view, m.end(), hi):
+        return None
+    return 0.9
 
 
 def _leak(m: re.Match[str], view: str) -> float | None:
@@ -211,8 +239,11 @@ def _leak(m: re.Match[str], view: str) -> float | None:
 
 
 def _no_limits(m: re.Match[str], view: str) -> float | None:
-    """'no restrictions' is a jailbreak only inside a role-play frame."""
-    return 0.9 if _FRAME.search(view, max(0, m.start() - 160), m.start()) else None
+    """'no restrictions' is a jailbreak only inside a role-play frame, and not when the
+    frame and the phrase are quoted as an example (_quoted_mention)."""
+    if not _FRAME.search(view, max(0, m.start() - 160), m.start()) or _quoted_mention(m, view):
+        return None
+    return 0.9
 
 
 def anchored(kind: str, rx: str, score: float, triggers: tuple[str, ...],
