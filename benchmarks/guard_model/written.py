@@ -21,10 +21,15 @@ system prompts (articles, post-mortems, warnings that quote an attack, complaint
 assistants) in English and 30 languages; users asking for roles, games, styles or no
 disclaimers, notes to colleagues and developer-mode steps in 26 languages; overrides in
 16 languages in native script, orders after an addressee in reviews and JSON fields,
-claims that the system message was retracted; each with its twins. Each line was
-written one at a time by one of seventeen writers who were given the label rules and the
-families to cover but did not see the evaluation sets, the training grammars or the
-detector (the template-generated data of generate.py was the old detector's ceiling:
+claims that the system message was retracted; each with its twins. Sixth round (two
+files, after set 11 was scored): people telling people to ignore someone (parents,
+teachers, judges to juries), threat models describing what an attacker could make an
+agent do, chat message formats shown as data, task requests quoting text to process and
+operators' own rules, in English and in 44 other languages, with attack twins (orders
+inside the quoted text, wiki edits addressed to "any AI answering from this article").
+Each line was written one at a time by one of nineteen writers who were given the label
+rules and the families to cover but did not see the evaluation sets, the training
+grammars or the detector (the template-generated data of generate.py was the old detector's ceiling:
 it learned the templates). Never scored by a scanner while written.
 """
 
