@@ -27,7 +27,11 @@ teachers, judges to juries), threat models describing what an attacker could mak
 agent do, chat message formats shown as data, task requests quoting text to process and
 operators' own rules, in English and in 44 other languages, with attack twins (orders
 inside the quoted text, wiki edits addressed to "any AI answering from this article").
-Each line was written one at a time by one of nineteen writers who were given the label
+Seventh round (two files, after set 15 was scored): attacks in 35 smaller and mid-size
+languages (prompt leaks, dropped roles, orders in contract articles, minutes, CVs and
+recipe comments) with their twins; tool error messages, staff AI-use policies,
+superseding clauses and tickets about assistants, with attack twins in the same carriers.
+Each line was written one at a time by one of twenty-one writers who were given the label
 rules and the families to cover but did not see the evaluation sets, the training
 grammars or the detector (the template-generated data of generate.py was the old detector's ceiling:
 it learned the templates). Never scored by a scanner while written.
