@@ -84,6 +84,18 @@ def rules(text: str) -> bool:
                for f in scan(text, ["jailbreak"]))
 
 
+RULES_FIRED = 50.0
+"""The score `with_rules` gives a text the keyword rules fire on (above any logit)."""
+
+
+def with_rules(logit: Callable[[str], float]) -> Callable[[str], float]:
+    """One score for rules + detector, as `scan()` decides: RULES_FIRED where the rules
+    fire, else the detector's logit (so a threshold on it ranks both together)."""
+    def score(text: str) -> float:
+        return RULES_FIRED if rules(text) else logit(text)
+    return score
+
+
 def recall_at_fpr(score: Callable[[str], float], items: Labelled,
                   fpr: float = DEV_FPR) -> tuple[float, float]:
     """(recall, threshold) at the score that fires on at most `fpr` of the negatives."""

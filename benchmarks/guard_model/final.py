@@ -22,7 +22,7 @@ from guard_corpus import load_corpus
 from guard_corpus.paraphrase_set16 import SETS_16
 from guard_corpus.score import print_recall_table
 
-from guard_model.devdata import dev_sets, flat, recall_at_fpr, rules, split
+from guard_model.devdata import dev_sets, flat, recall_at_fpr, split, with_rules
 from guard_model.train_mil import logit_of
 from tracerl.guard import override_model
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
@@ -31,12 +31,8 @@ FPRS = (0.02, 0.04, 0.06)
 
 
 def ranked(weights: Path):
-    """text -> rules + the detector of `weights` as one score (the rules fire at 50)."""
-    logit = logit_of(override_model.load(weights))
-
-    def score(text: str) -> float:
-        return 50.0 if rules(text) else logit(text)
-    return score
+    """text -> rules + the detector of `weights` as one score (devdata.with_rules)."""
+    return with_rules(logit_of(override_model.load(weights)))
 
 
 def main() -> None:

@@ -44,6 +44,7 @@ from guard_model.devdata import (
     shipped_logit,
     training_sets,
     view,
+    with_rules,
 )
 from guard_model.generate import dataset
 from guard_model.written import Written, load_written
@@ -289,9 +290,8 @@ def main() -> None:
         print("\n| held-out group (scored by the fit without it) | recall at 2% FPR | "
               "4% | 6% | recall at the threshold | FPR at the threshold |")
         print("|---|---:|---:|---:|---:|---:|")
+        score = with_rules(held.__getitem__)
         for names, (_, items) in zip(SET_GROUPS, groups, strict=True):
-            def score(x: str) -> float:
-                return 50.0 if rules(x) else held[x]
             at = [recall_at_fpr(score, items, f)[0] for f in (0.02, 0.04, 0.06)]
             fired = [(score(x) > thr, y) for x, y in items]
             print(f"| {' + '.join(names)} | {at[0]:.3f} | {at[1]:.3f} | {at[2]:.3f} | "
