@@ -165,6 +165,14 @@ _QUOTES = {"'": "'", '"': '"', "\u2018": "\u2019", "\u201c": "\u201d", "\u00ab":
 _QUOTE_MARKS = frozenset(_QUOTES) | frozenset(_QUOTES.values())
 _MENTION_MAX = 80
 """A quoted phrase longer than this is a payload, not a mention."""
+_INTRODUCED = re.compile(
+    r"(?:\bsuch as|\be\.g\.,?|\bi\.e\.,?|\bfor (?:example|instance),?|\bincluding"
+    r"|\bthe (?:phrases?|words?|strings?|line|sentence)"
+    r"|\b(?:phrases|messages|prompts|lines|strings|inputs|attacks|payloads|things|texts?"
+    r"|words|sentences|requests|commands|openers|tricks) like)$"
+)
+"""Words that introduce an example: "attacks such as 'ignore previous instructions'." names
+the phrase even when the quotation ends the sentence ("act like '...'" does not)."""
 
 
 def _quoted_mention(m: re.Match[str], view: str) -> bool:
@@ -173,7 +181,8 @@ def _quoted_mention(m: re.Match[str], view: str) -> bool:
     True when the match lies inside a short quotation of prose: opened after a space or a
     bracket (a JSON or YAML value, opened after ':', '=' or ',', is a payload), closed on the
     same line within _MENTION_MAX characters, with text before it and the sentence going
-    on after it. A quoted order that ends the text or its line is still an order."""
+    on after it or an example's introduction ("such as", "e.g.", "the phrase") before it.
+    Any other quoted order that ends the text or its line is still an order."""
     lo, hi = line_bounds(view, m.start())
     for q in range(m.start() - 1, max(lo, m.end() - _MENTION_MAX) - 1, -1):
         mark = view[q]
@@ -192,8 +201,10 @@ def _quoted_mention(m: re.Match[str], view: str) -> bool:
             close = view.find(_QUOTES[mark], close + 1, end)  # "don't": not a closing mark
         if close < 0:
             return False
-        after = view[close + 1 : hi]
-        return sum(c.isalpha() for c in after) >= 3 and sum(c.isalpha() for c in view[lo:q]) >= 3
+        if sum(c.isalpha() for c in view[lo:q]) < 3:
+            return False
+        return _INTRODUCED.search(before) is not None \
+            or sum(c.isalpha() for c in view[close + 1 : hi]) >= 3
     return False
 
 
