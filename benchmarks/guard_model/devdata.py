@@ -2,7 +2,7 @@
 development data a choice may use, and recall at a fixed false-positive rate.
 
 Development data are every labelled set that has already been scored (paraphrase sets
-1-11 and 15 of benchmarks/guard_corpus and the corpus's dev split). A set written after a model
+1-11, 15 and 16 of benchmarks/guard_corpus and the corpus's dev split). A set written after a model
 is trained is scored once, by the experiment's final step, and joins these only after.
 """
 
@@ -22,6 +22,7 @@ from guard_corpus.paraphrase_set9 import SETS_9
 from guard_corpus.paraphrase_set10 import SETS_10
 from guard_corpus.paraphrase_set11 import SETS_11
 from guard_corpus.paraphrase_set15 import SETS_15
+from guard_corpus.paraphrase_set16 import SETS_16
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.training_set12 import SETS_12
 from guard_corpus.training_set13 import SETS_13
@@ -54,7 +55,7 @@ def flat(sets: dict[str, Labelled]) -> Labelled:
 
 
 def dev_sets(later: bool = False) -> dict[str, Labelled]:
-    """Sets 1+2 and the dev split; with `later`, also sets 3-11 and 15 (scored once each when
+    """Sets 1+2 and the dev split; with `later`, also sets 3-11, 15 and 16 (scored once each when
     they were written, development data since)."""
     out = {"sets 1+2": flat(SETS) + flat(SETS_2), "dev split": split(load_corpus("dev"))}
     if later:
@@ -62,7 +63,7 @@ def dev_sets(later: bool = False) -> dict[str, Labelled]:
                     "set 6": flat(SETS_6), "set 7": flat(SETS_7),
                     "set 8": flat(SETS_8), "set 9": flat(SETS_9),
                     "set 10": flat(SETS_10), "set 11": flat(SETS_11),
-                    "set 15": flat(SETS_15)})
+                    "set 15": flat(SETS_15), "set 16": flat(SETS_16)})
     return out
 
 
