@@ -4,11 +4,12 @@ From benchmarks/: `python -m guard_model.final OLD.npz [OLDER.npz ...] [--new NE
 (NEW defaults to the shipped src/tracerl/guard/override_model.npz). Each detector is the
 jailbreak scanner's rules plus a weights file at the scanner's threshold
 (CLASSIFIER_MIN_P), exactly as `scan()` decides; the rules fire the same for all.
-Sets: the newest paraphrase set, 16 (blind: committed before any detector was scored on
-it), by family and in all, with each detector's recall at fixed false-positive rates on
-it (how well it ranks, whatever its threshold); the corpus's held-out split; and the
-development data (sets 1-11, 15 and the dev split: training data of the detectors trained
-with `train_mil --sets`). A weights file of an older version is made with
+Sets: the newest paraphrase sets, 17 and 18 (blind: each by its own writer, committed
+before any detector was scored on them), by family, each in all and both together, with
+each detector's recall at fixed false-positive rates on them (how well it ranks, whatever
+its threshold); the corpus's held-out split; and the development data (sets 1-11, 15, 16
+and the dev split: training data of the detectors trained with `train_mil --sets`).
+A weights file of an older version is made with
 `git show 438cd2f:src/tracerl/guard/override_model.npz > /tmp/old.npz`.
 """
 
@@ -19,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 from guard_corpus import load_corpus
-from guard_corpus.paraphrase_set16 import SETS_16
+from guard_corpus.paraphrase_set17 import SETS_17
+from guard_corpus.paraphrase_set18 import SETS_18
 from guard_corpus.score import print_recall_table
 
 from guard_model.devdata import dev_sets, flat, recall_at_fpr, split, with_rules
@@ -44,16 +46,21 @@ def main() -> None:
     scores = {f"rules + {path.name}": ranked(path) for path in args.old}
     scores["rules + new detector"] = ranked(args.new)
     z_min = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P)))
-    sets = {f"set 16 (blind), {k}": v for k, v in SETS_16.items()}
-    sets["set 16 (blind), all"] = flat(SETS_16)
+    blind = {"set 17": SETS_17, "set 18": SETS_18}
+    sets = {f"{name} (blind), {k}": v for name, fams in blind.items() for k, v in fams.items()}
+    sets.update({f"{name} (blind), all": flat(fams) for name, fams in blind.items()})
+    both = [x for fams in blind.values() for x in flat(fams)]
+    sets["sets 17 + 18 (blind), all"] = both
     sets["held-out split"] = split(load_corpus("heldout"))
-    sets["development data (sets 1-11, 15, dev split)"] = flat(dev_sets(later=True))
+    sets["development data (sets 1-11, 15, 16, dev split)"] = flat(dev_sets(later=True))
     print_recall_table(sets, {k: (lambda t, s=s: s(t) >= z_min) for k, s in scores.items()})
-    print("\n| set 16 (blind), all | " + " | ".join(f"recall at {f:.0%} FPR" for f in FPRS)
-          + " |\n|---|" + "---:|" * len(FPRS))
-    for label, score in scores.items():
-        at = [recall_at_fpr(score, flat(SETS_16), f)[0] for f in FPRS]
-        print(f"| {label} | " + " | ".join(f"{r:.3f}" for r in at) + " |")
+    for name, items in [*((n, flat(f)) for n, f in blind.items()), ("sets 17 + 18", both)]:
+        print(f"\n| {name} (blind), all | "
+              + " | ".join(f"recall at {f:.0%} FPR" for f in FPRS)
+              + " |\n|---|" + "---:|" * len(FPRS))
+        for label, score in scores.items():
+            at = [recall_at_fpr(score, items, f)[0] for f in FPRS]
+            print(f"| {label} | " + " | ".join(f"{r:.3f}" for r in at) + " |")
 
 
 if __name__ == "__main__":
