@@ -54,3 +54,31 @@ def test_off_the_main_thread_it_is_plain_asyncio_run():
     worker.start()
     worker.join()
     assert out == [3]
+
+
+async def _interrupted_inside_a_task() -> None:
+    async def step() -> None:
+        await asyncio.sleep(0)
+        raise KeyboardInterrupt  # where a Ctrl-C lands when it hits a task's step
+
+    await asyncio.gather(step(), asyncio.sleep(1))
+
+
+async def _leaves_a_failed_task() -> None:
+    async def fail() -> None:
+        raise ValueError("a real error nobody awaited")
+
+    asyncio.get_running_loop().create_task(fail())
+    await asyncio.sleep(0.01)
+
+
+def test_an_interrupt_inside_a_task_is_raised_once_and_not_reported_again(caplog):
+    import gc
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(_interrupted_inside_a_task())
+    gc.collect()
+    assert "never retrieved" not in caplog.text  # its traceback under the trainer's message
+    run_sync(_leaves_a_failed_task())
+    gc.collect()
+    assert "never retrieved" in caplog.text and "a real error nobody awaited" in caplog.text
