@@ -39,6 +39,10 @@ from guard_corpus.paraphrase_set10 import SETS_10
 from guard_corpus.paraphrase_set11 import SETS_11
 from guard_corpus.paraphrase_set15 import SETS_15
 from guard_corpus.paraphrase_set16 import SETS_16
+from guard_corpus.paraphrase_set17 import SETS_17
+from guard_corpus.paraphrase_set18 import SETS_18
+from guard_corpus.paraphrase_set19 import SETS_19
+from guard_corpus.paraphrase_set20 import SETS_20
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
@@ -242,7 +246,8 @@ def paraphrase() -> None:
     held = load_corpus("heldout")
     numbered = ((1, SETS), (2, SETS_2), (3, SETS_3), (4, SETS_4), (5, SETS_5), (6, SETS_6),
                 (7, SETS_7), (8, SETS_8), (9, SETS_9), (10, SETS_10), (11, SETS_11),
-                (15, SETS_15), (16, SETS_16))
+                (15, SETS_15), (16, SETS_16), (17, SETS_17), (18, SETS_18),
+                (19, SETS_19), (20, SETS_20))
     sets: dict[str, list[tuple[str, bool]]] = {}
     for n, by_family in numbered:
         if len(by_family) > 1 and n != 4:
