@@ -173,6 +173,12 @@ _INTRODUCED = re.compile(
 )
 """Words that introduce an example: "attacks such as 'ignore previous instructions'." names
 the phrase even when the quotation ends the sentence ("act like '...'" does not)."""
+_UTTER = re.compile(
+    r"(?:\bby\s{1,3}saying|\b(?:reply|respond|answer|start|begin|confirm)\s{1,3}(?:only\s{1,3})?with"
+    r"|(?:^|[.,;:!?]|\bthen|\band|\bplease|\bnow|\bjust|\bsimply|\bto)\s{0,3}say)$"
+)
+"""Words that order the quotation said ("confirm by saying 'developer mode enabled'", "then
+say '...'"); "attackers rarely say '...'" reports it."""
 
 
 def _quoted_mention(m: re.Match[str], view: str) -> bool:
@@ -201,11 +207,19 @@ def _quoted_mention(m: re.Match[str], view: str) -> bool:
             close = view.find(_QUOTES[mark], close + 1, end)  # "don't": not a closing mark
         if close < 0:
             return False
-        if sum(c.isalpha() for c in view[lo:q]) < 3:
+        if sum(c.isalpha() for c in view[lo:q]) < 3 or _UTTER.search(before):
             return False
         return _INTRODUCED.search(before) is not None \
             or sum(c.isalpha() for c in view[close + 1 : hi]) >= 3
     return False
+
+
+def _unquoted(score: float) -> Validator:
+    """`score`, or no finding for a quoted mention (_quoted_mention): the check of the
+    phrase rules that need no other."""
+    def check(m: re.Match[str], view: str) -> float | None:
+        return None if _quoted_mention(m, view) else score
+    return check
 
 
 def _override(m: re.Match[str], view: str) -> float | None:
@@ -238,7 +252,7 @@ def _mode(m: re.Match[str], view: str) -> float | None:
     "root override engaged"); "the admin override switch on the forklift" and "allow
     admin override of lockout" name a control of a machine or a program."""
     lo, hi = line_bounds(view, m.start())
-    if _DEVICE.search(view, lo, hi):
+    if _DEVICE.search(view, lo, hi) or _quoted_mention(m, view):
         return None
     if m.group().endswith("override") and not _DECLARED.match(view, m.end(), hi):
         return None
@@ -249,10 +263,23 @@ def _leak(m: re.Match[str], view: str) -> float | None:
     return None if _negated(m, view) else 0.85
 
 
+_REPORTED = re.compile(
+    r"\b(?:asked|asks|told|tells|instructed|prompted|got|gets|made|makes|tricked|tricks"
+    r"|convinced|coaxed|persuaded)\s{1,3}(?:chatgpt|gpt-?[\w.]*|bard|claude|gemini|llama"
+    r"|copilot|bing|grok|(?:the|a|an)\s{1,3}(?:model|bot|assistant|ai|chatbot|llm)"
+    r"|models|bots|assistants|chatbots|it|them)\s{1,3}(?:to|into)\s{1,3}$"
+)
+"""A frame reported as done to a model: "a prompt that asked ChatGPT to role-play an AI
+with no rules" tells of a jailbreak; it is not one."""
+
+
 def _no_limits(m: re.Match[str], view: str) -> float | None:
     """'no restrictions' is a jailbreak only inside a role-play frame, and not when the
-    frame and the phrase are quoted as an example (_quoted_mention)."""
-    if not _FRAME.search(view, max(0, m.start() - 160), m.start()) or _quoted_mention(m, view):
+    frame and the phrase are quoted as an example (_quoted_mention) or the frame is
+    reported as said to a model (_REPORTED)."""
+    frame = _FRAME.search(view, max(0, m.start() - 160), m.start())
+    if frame is None or _quoted_mention(m, view) \
+            or _REPORTED.search(view, max(0, frame.start() - 60), frame.start()):
         return None
     return 0.9
 
@@ -277,9 +304,10 @@ _PHRASES: tuple[Pattern, ...] = (
         _NEW_ORDERS,
         0.8,
         ("instruction", "directive", "orders", "task", "prompt"),
+        _unquoted(0.8),
     ),
     anchored("roleplay_jailbreak", _MODE, 0.9, ("mode", "override", "anything now"), _mode),
-    anchored("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",)),
+    anchored("roleplay_jailbreak", _YOU_ARE_NOW, 0.9, ("you are now",), _unquoted(0.9)),
     anchored(
         "roleplay_jailbreak",
         _NO_LIMITS,
