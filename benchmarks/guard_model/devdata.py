@@ -2,8 +2,9 @@
 development data a choice may use, and recall at a fixed false-positive rate.
 
 Development data are every labelled set that has already been scored (paraphrase sets
-1-11, 15 and 16 of benchmarks/guard_corpus and the corpus's dev split). A set written after a model
-is trained is scored once, by the experiment's final step, and joins these only after.
+1-11 and 15-20 of benchmarks/guard_corpus and the corpus's dev split). A set written
+after a model is trained is scored once, by the experiment's final step, and joins these
+only after.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from guard_corpus.paraphrase_set10 import SETS_10
 from guard_corpus.paraphrase_set11 import SETS_11
 from guard_corpus.paraphrase_set15 import SETS_15
 from guard_corpus.paraphrase_set16 import SETS_16
+from guard_corpus.paraphrase_set17 import SETS_17
+from guard_corpus.paraphrase_set18 import SETS_18
+from guard_corpus.paraphrase_set19 import SETS_19
+from guard_corpus.paraphrase_set20 import SETS_20
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.training_set12 import SETS_12
 from guard_corpus.training_set13 import SETS_13
@@ -55,7 +60,7 @@ def flat(sets: dict[str, Labelled]) -> Labelled:
 
 
 def dev_sets(later: bool = False) -> dict[str, Labelled]:
-    """Sets 1+2 and the dev split; with `later`, also sets 3-11, 15 and 16 (scored once each when
+    """Sets 1+2 and the dev split; with `later`, also sets 3-11 and 15-20 (scored once each when
     they were written, development data since)."""
     out = {"sets 1+2": flat(SETS) + flat(SETS_2), "dev split": split(load_corpus("dev"))}
     if later:
@@ -63,7 +68,9 @@ def dev_sets(later: bool = False) -> dict[str, Labelled]:
                     "set 6": flat(SETS_6), "set 7": flat(SETS_7),
                     "set 8": flat(SETS_8), "set 9": flat(SETS_9),
                     "set 10": flat(SETS_10), "set 11": flat(SETS_11),
-                    "set 15": flat(SETS_15), "set 16": flat(SETS_16)})
+                    "set 15": flat(SETS_15), "set 16": flat(SETS_16),
+                    "set 17": flat(SETS_17), "set 18": flat(SETS_18),
+                    "set 19": flat(SETS_19), "set 20": flat(SETS_20)})
     return out
 
 
