@@ -43,6 +43,10 @@ from guard_corpus.paraphrase_set17 import SETS_17
 from guard_corpus.paraphrase_set18 import SETS_18
 from guard_corpus.paraphrase_set19 import SETS_19
 from guard_corpus.paraphrase_set20 import SETS_20
+from guard_corpus.paraphrase_set21 import SETS_21
+from guard_corpus.paraphrase_set22 import SETS_22
+from guard_corpus.paraphrase_set23 import SETS_23
+from guard_corpus.paraphrase_set24 import SETS_24
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
@@ -247,7 +251,8 @@ def paraphrase() -> None:
     numbered = ((1, SETS), (2, SETS_2), (3, SETS_3), (4, SETS_4), (5, SETS_5), (6, SETS_6),
                 (7, SETS_7), (8, SETS_8), (9, SETS_9), (10, SETS_10), (11, SETS_11),
                 (15, SETS_15), (16, SETS_16), (17, SETS_17), (18, SETS_18),
-                (19, SETS_19), (20, SETS_20))
+                (19, SETS_19), (20, SETS_20), (21, SETS_21), (22, SETS_22), (23, SETS_23),
+                (24, SETS_24))
     sets: dict[str, list[tuple[str, bool]]] = {}
     for n, by_family in numbered:
         if len(by_family) > 1 and n != 4:
