@@ -284,6 +284,15 @@ def _no_limits(m: re.Match[str], view: str) -> float | None:
     return 0.9
 
 
+def _persona(m: re.Match[str], view: str) -> float | None:
+    """'an unfiltered AI' or 'never break character', unless reported as said to a model
+    ("my prompt tells the model to never break character"). A quoted persona is still one:
+    "you are my 'unfiltered twin'" names the character the reader is to play."""
+    if _REPORTED.search(view, max(0, m.start() - 60), m.start()):
+        return None
+    return 0.8
+
+
 def anchored(kind: str, rx: str, score: float, triggers: tuple[str, ...],
              validate: Validator | None = None) -> Pattern:
     """A phrase pattern: every phrase holds one of its triggers, so it runs only near
@@ -341,6 +350,7 @@ _PHRASES: tuple[Pattern, ...] = (
             "evil",
             "never",
         ),
+        _persona,
     ),
     anchored(
         "prompt_leak",
