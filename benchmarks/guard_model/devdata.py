@@ -2,7 +2,7 @@
 development data a choice may use, and recall at a fixed false-positive rate.
 
 Development data are every labelled set that has already been scored (paraphrase sets
-1-11 and 15-20 of benchmarks/guard_corpus and the corpus's dev split). A set written
+1-11 and 15-24 of benchmarks/guard_corpus and the corpus's dev split). A set written
 after a model is trained is scored once, by the experiment's final step, and joins these
 only after.
 """
@@ -28,6 +28,10 @@ from guard_corpus.paraphrase_set17 import SETS_17
 from guard_corpus.paraphrase_set18 import SETS_18
 from guard_corpus.paraphrase_set19 import SETS_19
 from guard_corpus.paraphrase_set20 import SETS_20
+from guard_corpus.paraphrase_set21 import SETS_21
+from guard_corpus.paraphrase_set22 import SETS_22
+from guard_corpus.paraphrase_set23 import SETS_23
+from guard_corpus.paraphrase_set24 import SETS_24
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.training_set12 import SETS_12
 from guard_corpus.training_set13 import SETS_13
@@ -60,7 +64,7 @@ def flat(sets: dict[str, Labelled]) -> Labelled:
 
 
 def dev_sets(later: bool = False) -> dict[str, Labelled]:
-    """Sets 1+2 and the dev split; with `later`, also sets 3-11 and 15-20 (scored once each when
+    """Sets 1+2 and the dev split; with `later`, also sets 3-11 and 15-24 (scored once each when
     they were written, development data since)."""
     out = {"sets 1+2": flat(SETS) + flat(SETS_2), "dev split": split(load_corpus("dev"))}
     if later:
@@ -70,7 +74,9 @@ def dev_sets(later: bool = False) -> dict[str, Labelled]:
                     "set 10": flat(SETS_10), "set 11": flat(SETS_11),
                     "set 15": flat(SETS_15), "set 16": flat(SETS_16),
                     "set 17": flat(SETS_17), "set 18": flat(SETS_18),
-                    "set 19": flat(SETS_19), "set 20": flat(SETS_20)})
+                    "set 19": flat(SETS_19), "set 20": flat(SETS_20),
+                    "set 21": flat(SETS_21), "set 22": flat(SETS_22),
+                    "set 23": flat(SETS_23), "set 24": flat(SETS_24)})
     return out
 
 

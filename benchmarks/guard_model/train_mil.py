@@ -19,7 +19,7 @@ another writer, and hard twins by other hands are what moved the ranking most
 (docs/benchmarks.md). The bias is then calibrated on held-out sets: the model is fitted
 once per group of SET_GROUPS with that group left out, each group is scored by the fit
 that did not see it, and the threshold is the one at which the rules and the detector
-together (as scan() decides) fire on DEV_FPR of those held-out negatives. The set
+together (as scan() decides) fire on HELD_OUT_FPR of those held-out negatives. The set
 written after the model is scored once, by final.py.
 """
 
@@ -207,12 +207,19 @@ def _held_out_logits(job: tuple[np.ndarray, list[str]]) -> list[float] | Overrid
     return [logit(x) for x in texts]
 
 
+HELD_OUT_FPR = 0.015
+"""Where `--sets` places the threshold on the held-out groups' negatives (rules + detector,
+as scan() decides). Not DEV_FPR: placed at 2% there, it landed at 2.2% and 2.3% on the
+next fresh blind sets (eighth and ninth rounds: sets 17-20 and 21-24, each about 780
+negatives, binomial spread about +-0.5 points), so a fresh set's FPR exceeds the
+held-out one by a few tenths of a point; 1.5% leaves that margin below the 2% target."""
+
 SET_GROUPS = (("sets 1+2", "set 3", "set 4", "set 5", "set 6", "set 7", "set 12"),
               ("set 8", "set 9", "set 13", "set 16"), ("set 10", "set 11", "set 14", "set 15"),
-              ("set 17", "set 18", "set 19", "set 20"))
+              ("set 17", "set 18", "set 19", "set 20"), ("set 21", "set 22", "set 23", "set 24"))
 """The groups of hand-written sets left out in turn by `--sets`: the scored paraphrase sets
 (devdata.dev_sets) and the training sets (devdata.training_sets). Sets 7-14 were each
-written by one writer who saw nothing of the project, and so were sets 15-20."""
+written by one writer who saw nothing of the project, and so were sets 15-24."""
 
 
 def held_out_fits(t: Training, groups: list[tuple[np.ndarray, Labelled]],
@@ -286,10 +293,10 @@ def main() -> None:
     if groups:
         full, held = held_out_fits(data, groups, args.workers)
         items = [x for _, group in groups for x in group]
-        _, thr = recall_at_fpr(with_rules(held.__getitem__), items)
+        _, thr = recall_at_fpr(with_rules(held.__getitem__), items, HELD_OUT_FPR)
         model = shifted(full, thr)
-        print(f"threshold {thr:.3f} (rules + detector fire on DEV_FPR of the held-out "
-              "groups' negatives)")
+        print(f"threshold {thr:.3f} (rules + detector fire on {HELD_OUT_FPR:.1%} of the "
+              "held-out groups' negatives)")
         print("\n| held-out group (scored by the fit without it) | recall at 2% FPR | "
               "4% | 6% | recall at the threshold | FPR at the threshold |")
         print("|---|---:|---:|---:|---:|---:|")
