@@ -4,10 +4,10 @@ From benchmarks/: `python -m guard_model.final OLD.npz [OLDER.npz ...] [--new NE
 (NEW defaults to the shipped src/tracerl/guard/override_model.npz). Each detector is the
 jailbreak scanner's rules plus a weights file at the scanner's threshold
 (CLASSIFIER_MIN_P), exactly as `scan()` decides; the rules fire the same for all.
-Sets: the newest paraphrase sets, 21 to 24 (blind: each by its own writer, committed
+Sets: the newest paraphrase sets, 25 to 28 (blind: each by its own writer, committed
 before any detector was scored on them), by family, each in all and all together, with
 each detector's recall at fixed false-positive rates on them (how well it ranks, whatever
-its threshold); the corpus's held-out split; and the development data (sets 1-11, 15-20
+its threshold); the corpus's held-out split; and the development data (sets 1-11, 15-24
 and the dev split: training data of the detectors trained with `train_mil --sets`).
 A weights file of an older version is made with
 `git show 438cd2f:src/tracerl/guard/override_model.npz > /tmp/old.npz`.
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 from guard_corpus import load_corpus
-from guard_corpus.paraphrase_set21 import SETS_21
-from guard_corpus.paraphrase_set22 import SETS_22
-from guard_corpus.paraphrase_set23 import SETS_23
-from guard_corpus.paraphrase_set24 import SETS_24
+from guard_corpus.paraphrase_set25 import SETS_25
+from guard_corpus.paraphrase_set26 import SETS_26
+from guard_corpus.paraphrase_set27 import SETS_27
+from guard_corpus.paraphrase_set28 import SETS_28
 from guard_corpus.score import print_recall_table
 
 from guard_model.devdata import dev_sets, flat, recall_at_fpr, split, with_rules
@@ -48,15 +48,15 @@ def main() -> None:
     scores = {f"rules + {path.name}": ranked(path) for path in args.old}
     scores["rules + new detector"] = ranked(args.new)
     z_min = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P)))
-    blind = {"set 21": SETS_21, "set 22": SETS_22, "set 23": SETS_23, "set 24": SETS_24}
+    blind = {"set 25": SETS_25, "set 26": SETS_26, "set 27": SETS_27, "set 28": SETS_28}
     sets = {f"{name} (blind), {k}": v for name, fams in blind.items() for k, v in fams.items()}
     sets.update({f"{name} (blind), all": flat(fams) for name, fams in blind.items()})
     both = [x for fams in blind.values() for x in flat(fams)]
-    sets["sets 21-24 (blind), all"] = both
+    sets["sets 25-28 (blind), all"] = both
     sets["held-out split"] = split(load_corpus("heldout"))
-    sets["development data (sets 1-11, 15-20, dev split)"] = flat(dev_sets(later=True))
+    sets["development data (sets 1-11, 15-24, dev split)"] = flat(dev_sets(later=True))
     print_recall_table(sets, {k: (lambda t, s=s: s(t) >= z_min) for k, s in scores.items()})
-    for name, items in [*((n, flat(f)) for n, f in blind.items()), ("sets 21-24", both)]:
+    for name, items in [*((n, flat(f)) for n, f in blind.items()), ("sets 25-28", both)]:
         print(f"\n| {name} (blind), all | "
               + " | ".join(f"recall at {f:.0%} FPR" for f in FPRS)
               + " |\n|---|" + "---:|" * len(FPRS))
