@@ -47,6 +47,10 @@ from guard_corpus.paraphrase_set21 import SETS_21
 from guard_corpus.paraphrase_set22 import SETS_22
 from guard_corpus.paraphrase_set23 import SETS_23
 from guard_corpus.paraphrase_set24 import SETS_24
+from guard_corpus.paraphrase_set25 import SETS_25
+from guard_corpus.paraphrase_set26 import SETS_26
+from guard_corpus.paraphrase_set27 import SETS_27
+from guard_corpus.paraphrase_set28 import SETS_28
 from guard_corpus.paraphrase_sets import SETS, SETS_2
 from guard_corpus.score import any_fired, score
 
@@ -252,7 +256,7 @@ def paraphrase() -> None:
                 (7, SETS_7), (8, SETS_8), (9, SETS_9), (10, SETS_10), (11, SETS_11),
                 (15, SETS_15), (16, SETS_16), (17, SETS_17), (18, SETS_18),
                 (19, SETS_19), (20, SETS_20), (21, SETS_21), (22, SETS_22), (23, SETS_23),
-                (24, SETS_24))
+                (24, SETS_24), (25, SETS_25), (26, SETS_26), (27, SETS_27), (28, SETS_28))
     sets: dict[str, list[tuple[str, bool]]] = {}
     for n, by_family in numbered:
         if len(by_family) > 1 and n != 4:

@@ -149,24 +149,24 @@ def test_paraphrases_indirect_and_foreign_overrides_are_detected(text: str) -> N
 
 
 def test_on_the_newest_blind_sets_recall_and_fpr_hold() -> None:
-    """Paraphrase sets 21-24 (627 attacks, 766 hard negatives), each written by a writer
+    """Paraphrase sets 25-28 (619 attacks, 761 hard negatives), each written by a writer
     who saw nothing of the project and committed before the shipped detector was scored
-    on them, once: rules + detector at the scanner's threshold got recall 0.984 and FPR
-    0.023 (18 of 766) there (the eighth round's detector: 0.978 and 0.026; the one of
-    6a68b5f: 0.915 and 0.060). The detector's training data (benchmarks/guard_model/
+    on them, once: rules + detector at the scanner's threshold got recall 0.979 and FPR
+    0.017 (13 of 761) there (the ninth round's detector: 0.982 and 0.021; the one of
+    6a68b5f: 0.914 and 0.064). The detector's training data (benchmarks/guard_model/
     train_mil.py --sets) must not include these sets; the bounds catch a regression of the
     shipped weights."""
-    from guard_corpus.paraphrase_set21 import SETS_21
-    from guard_corpus.paraphrase_set22 import SETS_22
-    from guard_corpus.paraphrase_set23 import SETS_23
-    from guard_corpus.paraphrase_set24 import SETS_24
+    from guard_corpus.paraphrase_set25 import SETS_25
+    from guard_corpus.paraphrase_set26 import SETS_26
+    from guard_corpus.paraphrase_set27 import SETS_27
+    from guard_corpus.paraphrase_set28 import SETS_28
 
-    items = [x for sets in (SETS_21, SETS_22, SETS_23, SETS_24) for v in sets.values()
+    items = [x for sets in (SETS_25, SETS_26, SETS_27, SETS_28) for v in sets.values()
              for x in v]
     pos = [_jailbreak(t) for t, y in items if y]
     neg = [_jailbreak(t) for t, y in items if not y]
-    assert len(pos) == 627 and len(neg) == 766
-    assert sum(pos) / len(pos) >= 0.975 and sum(neg) / len(neg) <= 0.03, (
+    assert len(pos) == 619 and len(neg) == 761
+    assert sum(pos) / len(pos) >= 0.97 and sum(neg) / len(neg) <= 0.025, (
         sum(pos) / len(pos), sum(neg) / len(neg))
 
 
