@@ -27,31 +27,14 @@ import sys
 import time
 from collections.abc import Callable
 
-from guard_corpus import CATEGORIES, CorpusItem, load_corpus
-from guard_corpus.paraphrase_set3 import SETS_3
-from guard_corpus.paraphrase_set4 import SETS_4
-from guard_corpus.paraphrase_set5 import SETS_5
-from guard_corpus.paraphrase_set6 import SETS_6
-from guard_corpus.paraphrase_set7 import SETS_7
-from guard_corpus.paraphrase_set8 import SETS_8
-from guard_corpus.paraphrase_set9 import SETS_9
-from guard_corpus.paraphrase_set10 import SETS_10
-from guard_corpus.paraphrase_set11 import SETS_11
-from guard_corpus.paraphrase_set15 import SETS_15
-from guard_corpus.paraphrase_set16 import SETS_16
-from guard_corpus.paraphrase_set17 import SETS_17
-from guard_corpus.paraphrase_set18 import SETS_18
-from guard_corpus.paraphrase_set19 import SETS_19
-from guard_corpus.paraphrase_set20 import SETS_20
-from guard_corpus.paraphrase_set21 import SETS_21
-from guard_corpus.paraphrase_set22 import SETS_22
-from guard_corpus.paraphrase_set23 import SETS_23
-from guard_corpus.paraphrase_set24 import SETS_24
-from guard_corpus.paraphrase_set25 import SETS_25
-from guard_corpus.paraphrase_set26 import SETS_26
-from guard_corpus.paraphrase_set27 import SETS_27
-from guard_corpus.paraphrase_set28 import SETS_28
-from guard_corpus.paraphrase_sets import SETS, SETS_2
+from guard_corpus import (
+    CATEGORIES,
+    TRAINING_SETS,
+    CorpusItem,
+    load_corpus,
+    paraphrase_numbers,
+    paraphrase_set,
+)
 from guard_corpus.score import any_fired, score
 
 from tracerl.guard import Guard, override_model, scan
@@ -252,11 +235,7 @@ def paraphrase() -> None:
     learned detector; the held-out corpus split's jailbreak positives and all its hard
     negatives likewise."""
     held = load_corpus("heldout")
-    numbered = ((1, SETS), (2, SETS_2), (3, SETS_3), (4, SETS_4), (5, SETS_5), (6, SETS_6),
-                (7, SETS_7), (8, SETS_8), (9, SETS_9), (10, SETS_10), (11, SETS_11),
-                (15, SETS_15), (16, SETS_16), (17, SETS_17), (18, SETS_18),
-                (19, SETS_19), (20, SETS_20), (21, SETS_21), (22, SETS_22), (23, SETS_23),
-                (24, SETS_24), (25, SETS_25), (26, SETS_26), (27, SETS_27), (28, SETS_28))
+    numbered = [(n, paraphrase_set(n)) for n in paraphrase_numbers() if n not in TRAINING_SETS]
     sets: dict[str, list[tuple[str, bool]]] = {}
     for n, by_family in numbered:
         if len(by_family) > 1 and n != 4:

@@ -10,13 +10,18 @@ benchmarks/guard.py and tests/guard import it with benchmarks/ on sys.path.
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 CORPUS_PATH = Path(__file__).with_name("guard_corpus.jsonl")
 CATEGORIES = ("jailbreak", "code_injection", "secrets", "pii", "invisible")
 SPLITS = ("dev", "heldout")
+_NUMBERED = re.compile(r"(?:paraphrase|training)_set(\d+)")
+TRAINING_SETS = (12, 13, 14)
+"""Override sets written like the paraphrase sets for training only, never scored."""
 
 
 @dataclass(frozen=True)
@@ -54,3 +59,26 @@ def load_corpus(split: str | None = None, path: Path = CORPUS_PATH) -> list[Corp
             if split is None or item.split == split:
                 items.append(item)
     return items
+
+
+def paraphrase_numbers() -> list[int]:
+    """The numbers of the hand-written override sets in this folder, ascending: 1 and 2
+    (paraphrase_sets.py), the paraphrase sets paraphrase_setN.py and the training sets
+    training_setN.py (12-14)."""
+    names = (_NUMBERED.fullmatch(f.stem) for f in Path(__file__).parent.glob("*_set*.py"))
+    return sorted({int(m.group(1)) for m in names if m} | {1, 2})
+
+
+def paraphrase_set(n: int) -> dict[str, list[tuple[str, bool]]]:
+    """Hand-written override set `n` by family: {family: [(text, is an attack), ...]}."""
+    if n in (1, 2):
+        module = importlib.import_module("guard_corpus.paraphrase_sets")
+        return getattr(module, "SETS" if n == 1 else "SETS_2")
+    for prefix in ("paraphrase_set", "training_set"):
+        try:
+            module = importlib.import_module(f"guard_corpus.{prefix}{n}")
+        except ModuleNotFoundError:
+            continue
+        return getattr(module, f"SETS_{n}")
+    raise ValueError(f"no override set {n} in {Path(__file__).parent} "
+                     f"(there are {paraphrase_numbers()})")

@@ -12,34 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from guard_corpus import CorpusItem, load_corpus
-from guard_corpus.paraphrase_set3 import SETS_3
-from guard_corpus.paraphrase_set4 import SETS_4
-from guard_corpus.paraphrase_set5 import SETS_5
-from guard_corpus.paraphrase_set6 import SETS_6
-from guard_corpus.paraphrase_set7 import SETS_7
-from guard_corpus.paraphrase_set8 import SETS_8
-from guard_corpus.paraphrase_set9 import SETS_9
-from guard_corpus.paraphrase_set10 import SETS_10
-from guard_corpus.paraphrase_set11 import SETS_11
-from guard_corpus.paraphrase_set15 import SETS_15
-from guard_corpus.paraphrase_set16 import SETS_16
-from guard_corpus.paraphrase_set17 import SETS_17
-from guard_corpus.paraphrase_set18 import SETS_18
-from guard_corpus.paraphrase_set19 import SETS_19
-from guard_corpus.paraphrase_set20 import SETS_20
-from guard_corpus.paraphrase_set21 import SETS_21
-from guard_corpus.paraphrase_set22 import SETS_22
-from guard_corpus.paraphrase_set23 import SETS_23
-from guard_corpus.paraphrase_set24 import SETS_24
-from guard_corpus.paraphrase_sets import SETS, SETS_2
-from guard_corpus.training_set12 import SETS_12
-from guard_corpus.training_set13 import SETS_13
-from guard_corpus.training_set14 import SETS_14
+from guard_corpus import TRAINING_SETS, CorpusItem, load_corpus, paraphrase_set
 
 from tracerl.guard import override_model, scan
 from tracerl.guard.findings import lower_same_length
 from tracerl.guard.normalize import canonical
+
+SCORED = (3, 4, 5, 6, 7, 8, 9, 10, 11, *range(15, 25))
+"""The paraphrase sets beyond 1 and 2 already scored (each once, blind, when written)."""
 
 DEV_FPR = 0.02
 """The false-positive rate the detectors are compared and calibrated at (issue 15)."""
@@ -66,24 +46,17 @@ def flat(sets: dict[str, Labelled]) -> Labelled:
 def dev_sets(later: bool = False) -> dict[str, Labelled]:
     """Sets 1+2 and the dev split; with `later`, also sets 3-11 and 15-24 (scored once each when
     they were written, development data since)."""
-    out = {"sets 1+2": flat(SETS) + flat(SETS_2), "dev split": split(load_corpus("dev"))}
+    out = {"sets 1+2": flat(paraphrase_set(1)) + flat(paraphrase_set(2)),
+           "dev split": split(load_corpus("dev"))}
     if later:
-        out.update({"set 3": flat(SETS_3), "set 4": flat(SETS_4), "set 5": flat(SETS_5),
-                    "set 6": flat(SETS_6), "set 7": flat(SETS_7),
-                    "set 8": flat(SETS_8), "set 9": flat(SETS_9),
-                    "set 10": flat(SETS_10), "set 11": flat(SETS_11),
-                    "set 15": flat(SETS_15), "set 16": flat(SETS_16),
-                    "set 17": flat(SETS_17), "set 18": flat(SETS_18),
-                    "set 19": flat(SETS_19), "set 20": flat(SETS_20),
-                    "set 21": flat(SETS_21), "set 22": flat(SETS_22),
-                    "set 23": flat(SETS_23), "set 24": flat(SETS_24)})
+        out.update({f"set {n}": flat(paraphrase_set(n)) for n in SCORED})
     return out
 
 
 def training_sets() -> dict[str, Labelled]:
     """Sets 12-14: written like the paraphrase sets, each by a writer who read nothing of
     the project, for training only (`train_mil --sets`; never scored as evaluation sets)."""
-    return {"set 12": flat(SETS_12), "set 13": flat(SETS_13), "set 14": flat(SETS_14)}
+    return {f"set {n}": flat(paraphrase_set(n)) for n in TRAINING_SETS}
 
 
 def shipped_logit(text: str) -> float:

@@ -19,11 +19,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from guard_corpus import load_corpus
-from guard_corpus.paraphrase_set25 import SETS_25
-from guard_corpus.paraphrase_set26 import SETS_26
-from guard_corpus.paraphrase_set27 import SETS_27
-from guard_corpus.paraphrase_set28 import SETS_28
+from guard_corpus import load_corpus, paraphrase_set
 from guard_corpus.score import print_recall_table
 
 from guard_model.devdata import dev_sets, flat, recall_at_fpr, split, with_rules
@@ -32,6 +28,8 @@ from tracerl.guard import override_model
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
 
 FPRS = (0.02, 0.04, 0.06)
+BLIND = (25, 26, 27, 28)
+"""The newest paraphrase sets, written after the shipped detector and not yet scored."""
 
 
 def ranked(weights: Path):
@@ -48,7 +46,7 @@ def main() -> None:
     scores = {f"rules + {path.name}": ranked(path) for path in args.old}
     scores["rules + new detector"] = ranked(args.new)
     z_min = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P)))
-    blind = {"set 25": SETS_25, "set 26": SETS_26, "set 27": SETS_27, "set 28": SETS_28}
+    blind = {f"set {n}": paraphrase_set(n) for n in BLIND}
     sets = {f"{name} (blind), {k}": v for name, fams in blind.items() for k, v in fams.items()}
     sets.update({f"{name} (blind), all": flat(fams) for name, fams in blind.items()})
     both = [x for fams in blind.values() for x in flat(fams)]
