@@ -26,6 +26,9 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guard_training"))
 
 from guard_corpus import (
     CATEGORIES,

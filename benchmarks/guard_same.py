@@ -19,6 +19,9 @@ import importlib
 import random
 import sys
 from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guard_training"))
 
 from guard_corpus import load_corpus
 from guard_corpus.paraphrase_set3 import SETS_3

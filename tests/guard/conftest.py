@@ -6,11 +6,12 @@ import pytest
 
 from tracerl.guard import scan
 
-# The labelled corpus and its fake-value generators are benchmark code, outside the
-# installed package (benchmarks/guard_corpus); the scanner tests use them too.
-BENCHMARKS = str(Path(__file__).resolve().parents[2] / "benchmarks")
-if BENCHMARKS not in sys.path:
-    sys.path.insert(0, BENCHMARKS)
+# The labelled corpus, its fake-value generators and the hand-written paraphrase sets
+# live with the detector's training pipeline, outside the installed package
+# (guard_training/); the scanner tests use them too.
+GUARD_TRAINING = str(Path(__file__).resolve().parents[2] / "guard_training")
+if GUARD_TRAINING not in sys.path:
+    sys.path.insert(0, GUARD_TRAINING)
 
 
 @pytest.fixture

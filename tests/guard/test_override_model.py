@@ -153,7 +153,7 @@ def test_on_the_newest_blind_sets_recall_and_fpr_hold() -> None:
     who saw nothing of the project and committed before the shipped detector was scored
     on them, once: rules + detector at the scanner's threshold got recall 0.979 and FPR
     0.017 (13 of 761) there (the ninth round's detector: 0.982 and 0.021; the one of
-    6a68b5f: 0.914 and 0.064). The detector's training data (benchmarks/guard_model/
+    6a68b5f: 0.914 and 0.064). The detector's training data (guard_training/guard_model/
     train_mil.py --sets) must not include these sets; the bounds catch a regression of the
     shipped weights."""
     from guard_corpus.paraphrase_set25 import SETS_25

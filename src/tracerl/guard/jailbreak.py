@@ -40,7 +40,7 @@ from tracerl.guard.normalize import View, canonical, leet
 CLASSIFIER_MIN_P = 0.7
 """The override detector reports a segment at this probability or more. The trainer
 calibrates the model's bias so that this threshold fires on at most 2% of the
-development negatives (benchmarks/guard_model/train.py, docs/guard.md)."""
+development negatives (guard_training/guard_model/train_mil.py, docs/guard.md)."""
 _GAP = r"[^.!?\n]{0,60}?"
 _NEG = re.compile(r"\b(?:not|never|don't|do not|cannot|can't|won't|must not|shouldn't)\b")
 

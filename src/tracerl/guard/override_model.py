@@ -5,7 +5,7 @@ forms, but not its paraphrases: "the rules you were given earlier are void", a h
 that pretends to open a new system prompt, "Hinweis an den KI-Assistenten: ...", a web
 page that tells the agent reading it to mail the user's files somewhere. This module
 scores text with a linear model over hashed character n-grams, trained here on
-generated data (benchmarks/guard_model: the generator, the trainer and its report), and
+generated data (guard_training/guard_model: the generator, the trainer and its report), and
 shipped as a small weights file (override_model.npz, float16).
 
 Why this shape:

@@ -1,4 +1,4 @@
-"""Phrase tables for the override detector's training data (benchmarks/guard_model).
+"""Phrase tables for the override detector's training data (guard_training/guard_model).
 
 Positives are instructions addressed to the model that try to replace what it was told:
 dismissals of earlier instructions (many verbs, not only "ignore"), claims that its
@@ -10,7 +10,7 @@ research that describes attacks, device and OS settings (rooting, jailbreaking a
 developer mode), and texts that talk about AI assistants. Eight languages; every table
 is a tuple of alternatives that generate.py composes at random.
 
-This data is written for training only. The corpus splits in benchmarks/guard_corpus
+This data is written for training only. The corpus splits in guard_training/guard_corpus
 and the paraphrase sets scored in docs/benchmarks.md were written separately.
 """
 

@@ -1,6 +1,6 @@
 """Score override detectors on the set written after them, side by side (issue 15).
 
-From benchmarks/: `python -m guard_model.final OLD.npz [OLDER.npz ...] [--new NEW.npz]`
+From guard_training/: `python -m guard_model.final OLD.npz [OLDER.npz ...] [--new NEW.npz]`
 (NEW defaults to the shipped src/tracerl/guard/override_model.npz). Each detector is the
 jailbreak scanner's rules plus a weights file at the scanner's threshold
 (CLASSIFIER_MIN_P), exactly as `scan()` decides; the rules fire the same for all.

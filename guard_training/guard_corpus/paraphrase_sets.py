@@ -3,7 +3,7 @@
 Written by hand in one sitting, without running any scanner on them while writing, and
 scored once (benchmarks/guard.py --only paraphrase); nothing was changed in the scanners
 or the detector's training data in response to the result. Phrasings were chosen to
-avoid the training tables of benchmarks/guard_model/phrases.py: other verbs, other
+avoid the training tables of guard_training/guard_model/phrases.py: other verbs, other
 sentence shapes, other framings, languages partly outside the training set (Polish,
 Turkish, Swedish, Japanese), and attacks inside tool results, code comments, reviews,
 calendar entries and JSON.

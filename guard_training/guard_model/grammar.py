@@ -12,7 +12,7 @@ of models, attacks described instead of made, users correcting their own message
 and role-play requests.
 
 Written for training only; the paraphrase sets scored in docs/benchmarks.md were written
-separately, by hand, after training (benchmarks/guard_corpus/paraphrase_sets.py).
+separately, by hand, after training (guard_training/guard_corpus/paraphrase_sets.py).
 """
 
 # ruff: noqa: E501  (tables of text: one alternative per line reads best)

@@ -1,4 +1,4 @@
-"""Regenerate guard_corpus.jsonl, from benchmarks/: `python -m guard_corpus.generate [--seed 6]`.
+"""Regenerate guard_corpus.jsonl (from guard_training/: `python -m guard_corpus.generate`).
 
 Each template is sampled until it yields the wanted number of distinct texts (or runs
 out of variety); negatives are half the time wrapped in a realistic document, so the

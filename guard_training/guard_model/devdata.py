@@ -2,7 +2,7 @@
 development data a choice may use, and recall at a fixed false-positive rate.
 
 Development data are every labelled set that has already been scored (paraphrase sets
-1-11 and 15-24 of benchmarks/guard_corpus and the corpus's dev split). A set written
+1-11 and 15-24 of guard_training/guard_corpus and the corpus's dev split). A set written
 after a model is trained is scored once, by the experiment's final step, and joins these
 only after.
 """

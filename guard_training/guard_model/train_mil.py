@@ -1,6 +1,6 @@
 """Train the override detector on generated and hand-written texts, by their spans.
 
-From benchmarks/: `python -m guard_model.train_mil [--sets --all-written] [--out PATH]`.
+From guard_training/: `python -m guard_model.train_mil [--sets --all-written] [--out PATH]`.
 
 The scanner scores a text by its best span (a sentence or line, or two adjacent ones:
 override_model.py), so that is what this trainer fits: multiple-instance logistic

@@ -1,5 +1,5 @@
 """Paraphrase set 3 of issue 15: written by hand after the detector of session 3 was
-trained and calibrated (benchmarks/guard_model/grammar.py, calibration on sets 1 and 2),
+trained and calibrated (guard_training/guard_model/grammar.py, calibration on sets 1 and 2),
 without running any scanner on it while writing, and scored once. Phrasings avoid the
 grammar's tables where the writer could: other verbs and nouns for a model's setup,
 other addressees, other document shapes, other languages' idioms.

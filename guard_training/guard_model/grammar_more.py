@@ -12,7 +12,7 @@ paraphrase set 4 showed in grammar.py, as families rather than sentences.
   messages with "must", benign JSON tool results, headers over benign content,
   security writing that quotes a whole attack, text about AI that is not addressed to it.
 
-Written for training only; paraphrase set 5 (benchmarks/guard_corpus/paraphrase_set5.py)
+Written for training only; paraphrase set 5 (guard_training/guard_corpus/paraphrase_set5.py)
 was written and committed before this file, and nothing here was taken from sets 3-5.
 """
 

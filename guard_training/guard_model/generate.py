@@ -4,7 +4,7 @@ grammar_more.py (seeded).
 A positive is one instruction-override segment (or a header or address followed by its
 order, as one span); a negative is a benign segment: the hard negatives of phrases.py,
 benign uses of the same verbs ("drop the previous column"), prose, code, logs, tool
-output, and the dev split of benchmarks/guard_corpus (never its held-out split).
+output, and the dev split of guard_training/guard_corpus (never its held-out split).
 """
 
 # ruff: noqa: E501  (tables of text: one alternative per line reads best)
