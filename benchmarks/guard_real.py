@@ -43,18 +43,21 @@ class Scored:
     """RULES_FIRED where the rules fire, else the detector's best span probability."""
     best: float
     """The highest jailbreak finding score (0 if none)."""
+    code: bool
+    """Any code_injection finding at score >= THRESHOLD."""
 
 
 def score_items(items: list[RealItem]) -> list[Scored]:
     model = override_model.load()
     out = []
     for i in items:
-        found = [f for f in scan(i.text, ["jailbreak"])]
+        found = scan(i.text, ["jailbreak"])
         rules = any(f.score >= THRESHOLD and f.detail != "override detector" for f in found)
         view = canonical(i.text, lower_same_length(i.text)).text
         p = model.best(view)[0]
         best = max((f.score for f in found), default=0.0)
-        out.append(Scored(i, best >= THRESHOLD, RULES_FIRED if rules else p, best))
+        code = any(f.score >= THRESHOLD for f in scan(i.text, ["code_injection"]))
+        out.append(Scored(i, best >= THRESHOLD, RULES_FIRED if rules else p, best, code))
     return out
 
 
@@ -72,19 +75,21 @@ def report(split: str, fi_python: str | None = None) -> None:
           f"{elapsed:.0f} s)\n")
     fi = _future_agi(fi_python, scored) if fi_python else None
     head = ["source", "kind", "held-out source", "texts",
-            "jailbreak scanner (scan(), score >= 0.5)"]
+            "jailbreak scanner (scan(), score >= 0.5)", "code_injection"]
     if fi:
-        head.append("Future AGI scanners (any flags)")
+        head += ["Future AGI JailbreakScanner", "Future AGI CodeInjectionScanner"]
     _row(*head)
     _row(*("---" for _ in head))
     for source, rows in scored.items():
         s = BY_NAME[source]
         k = sum(r.fired for r in rows)
         cells = [source, "attacks: recall" if s.attack else "real text: false alarms",
-                 "yes" if s.held_out else "no (a fifth held out)", len(rows), rate(k, len(rows))]
+                 "yes" if s.held_out else "no (a fifth held out)", len(rows), rate(k, len(rows)),
+                 rate(sum(r.code for r in rows), len(rows))]
         if fi:
-            flags = fi[source]
-            cells.append(rate(sum(flags), len(flags)))
+            for name in ("jailbreak", "code_injection"):
+                flags = fi[name][source]
+                cells.append(rate(sum(flags), len(flags)))
         _row(*cells)
     pos = [r.rank for v in scored.values() for r in v if r.item.attack]
     neg = [r.rank for v in scored.values() for r in v if not r.item.attack]
@@ -109,7 +114,8 @@ def report(split: str, fi_python: str | None = None) -> None:
         print(f"  false alarm ({r.item.source}, {r.best:.2f}): {r.item.text[:100]!r}")
 
 
-def _future_agi(python: str, scored: dict[str, list[Scored]]) -> dict[str, list[bool]] | None:
+def _future_agi(python: str, scored: dict[str, list[Scored]]
+                ) -> dict[str, dict[str, list[bool]]] | None:
     """Future AGI's local scanners on the same texts, in their own venv (benchmarks/
     guard_fi.py runs there); None with a note when it fails."""
     texts = {s: [r.item.text for r in rows] for s, rows in scored.items()}
@@ -124,4 +130,4 @@ def _future_agi(python: str, scored: dict[str, list[Scored]]) -> dict[str, list[
     result = json.loads(out.strip().splitlines()[-1])
     print(f"Future AGI scanners ({', '.join(result['scanners'])}) took "
           f"{time.perf_counter() - t0:.0f} s.")
-    return result["flags"]
+    return result

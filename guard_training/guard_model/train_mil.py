@@ -49,6 +49,7 @@ from guard_model.devdata import (
 )
 from guard_model.generate import dataset
 from guard_model.written import Written, load_written
+from real import BY_NAME, load_all
 from tracerl.guard import override_model
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
 from tracerl.guard.override_model import (
@@ -237,6 +238,43 @@ def held_out_fits(t: Training, groups: list[tuple[np.ndarray, Labelled]],
     return model, held
 
 
+REAL_FPR = 0.003
+"""Where `--real` places the document threshold (the detector's p = CLASSIFIER_MIN_P): rules
+and detector together fire on this share of the held-out fifth of the real-text sources
+trained on (the held-out sources are never read here). Below the 0.5% target, for the
+margin a fresh source needs (the spread between sources is wider than between sets)."""
+
+PROMPT_FPR = 0.015
+"""Where `--real` places the user-prompt threshold (`prompt_p`): rules and detector fire
+on this share of the hand-written hard negatives held back (10% of written/, by file):
+requests, roles and styles users ask for, security writing, notices, quoted attacks."""
+
+
+def calibrate_real(model: OverrideModel, real_held: Labelled, written_held: Labelled
+                   ) -> tuple[OverrideModel, float]:
+    """(the model with its bias moved so that CLASSIFIER_MIN_P is the document threshold,
+    the user-prompt threshold as a probability of that model)."""
+    combined = with_rules(logit_of(model))
+    real_scores = {x: combined(x) for x, _ in real_held}
+    _, thr = recall_at_fpr(real_scores.__getitem__, real_held, REAL_FPR)
+    written_scores = {x: combined(x) for x, _ in written_held}
+    _, thr_prompt = recall_at_fpr(written_scores.__getitem__, written_held, PROMPT_FPR)
+    thr_prompt = min(thr_prompt, thr)  # a prompt is never judged more leniently
+    shifted_model = shifted(model, thr)
+    z = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P))) + (thr_prompt - thr)
+    prompt_p = round(float(1 / (1 + np.exp(-z))), 3)
+    for name, items, scores, t in (("real text, held-out fifth", real_held, real_scores, thr),
+                                   ("written, held back", written_held, written_scores,
+                                    thr_prompt)):
+        pos = [scores[x] > t for x, y in items if y]
+        neg = [scores[x] > t for x, y in items if not y]
+        print(f"{name}: recall {np.mean(pos) if pos else float('nan'):.3f} ({sum(pos)}/"
+              f"{len(pos)}), false alarms {np.mean(neg):.4f} ({sum(neg)}/{len(neg)})")
+    print(f"document threshold: logit {thr:.3f} -> p {CLASSIFIER_MIN_P}; user-prompt "
+          f"threshold: logit {thr_prompt:.3f} -> p {prompt_p}")
+    return shifted_model, prompt_p
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=15)
@@ -258,6 +296,14 @@ def main() -> None:
                         help="weight of a paraphrase-set text with --sets")
     parser.add_argument("--workers", type=int, default=2,
                         help="processes for the held-out fits of --sets")
+    parser.add_argument("--real", action="store_true",
+                        help="train on the training split of guard_training/real too (real "
+                             "text as negatives, public attacks as positives) and calibrate "
+                             "on held-out data instead of the --sets group fits (one fit)")
+    parser.add_argument("--real-weight", type=float, default=3.0,
+                        help="weight of a real text (negative) with --real")
+    parser.add_argument("--real-attack-weight", type=float, default=10.0,
+                        help="weight of a public attack with --real")
     parser.add_argument("--out", type=Path, default=None,
                         help="write the calibrated weights here (the shipped file is "
                              "src/tracerl/guard/override_model.npz)")
@@ -270,6 +316,16 @@ def main() -> None:
     dev = dev_sets(later=True)
     groups: list[tuple[np.ndarray, Labelled]] = []
     labelled = {**dev, **training_sets()}
+    real_held: Labelled = []
+    if args.real:
+        for items in load_all("train").values():
+            texts += [i.text for i in items]
+            labels += [float(i.attack) for i in items]
+            weights += [args.real_attack_weight if i.attack else args.real_weight
+                        for i in items]
+        # the held-out fifth of the sources trained on; held-out sources are not read
+        real_held = [(i.text, i.attack) for name, items in load_all("heldout").items()
+                     if not BY_NAME[name].held_out for i in items]
     for names in SET_GROUPS if args.sets else ():
         items = [x for name in names for x in labelled[name]]
         groups.append((np.arange(len(texts), len(texts) + len(items)), items))
@@ -290,7 +346,11 @@ def main() -> None:
     print(f"{len(texts)} texts ({len(train_w)} written, {int(sum(labels))} attacks), "
           f"{len(data.bags.norms)} spans, features in {time.perf_counter() - t0:.0f} s")
     t0 = time.perf_counter()
-    if groups:
+    if args.real:
+        model, prompt_p = calibrate_real(fit_model(data), real_held,
+                                         [(i.text, i.attack) for i in held_w])
+        dev = {"dev split": dev["dev split"]}
+    elif groups:
         full, held = held_out_fits(data, groups, args.workers)
         items = [x for _, group in groups for x in group]
         combined = with_rules(held.__getitem__)
@@ -329,7 +389,7 @@ def main() -> None:
         print(f"| {name} | {r0:.3f} | {r:.3f} | {np.mean(pos):.3f} ({sum(pos)}/{len(pos)}) | "
               f"{np.mean(neg):.3f} ({sum(neg)}/{len(neg)}) |")
     if args.out:
-        override_model.save(model, args.out)
+        override_model.save(model, args.out, prompt_p if args.real else CLASSIFIER_MIN_P)
         print(f"wrote {args.out}")
 
 

@@ -5,7 +5,15 @@ import pytest
 import yaml
 
 from tracerl.cli import main
-from tracerl.guard import SCANNERS, Action, GuardConfig, ObservationRules, Rule, ToolCallRules
+from tracerl.guard import (
+    SCANNERS,
+    Action,
+    GuardConfig,
+    ObservationRules,
+    PromptRules,
+    Rule,
+    ToolCallRules,
+)
 from tracerl.guard.config import ActionName
 from tracerl.train import configlib
 from tracerl.train.config import TrainConfig
@@ -31,7 +39,7 @@ def test_rule_rejects_out_of_range_score():
         Rule("flag", 1.5)
 
 
-@pytest.mark.parametrize("section", [ToolCallRules, ObservationRules])
+@pytest.mark.parametrize("section", [ToolCallRules, ObservationRules, PromptRules])
 def test_each_target_has_one_rule_per_builtin_scanner(section):
     assert {f.name for f in dataclasses.fields(section)} == set(SCANNERS)
 
@@ -111,3 +119,20 @@ def test_help_lists_the_guard_keys_with_their_defaults_and_docs(capsys):
     out = capsys.readouterr().out
     assert "guard.tool_call.secrets.action (Literal, default 'block')" in out
     assert "guard.block_penalty (float, default 1.0)" in out
+
+
+def test_prompt_rules_flag_jailbreaks_at_the_detectors_prompt_threshold():
+    """Issue 31: a user message is judged at the detector's calibrated prompt threshold,
+    the one the shipped weights carry, and by default only flagged."""
+    from tracerl.guard import override_model
+    from tracerl.guard.config import PROMPT_MIN_SCORE
+
+    rule = GuardConfig().prompt.jailbreak
+    assert (rule.action, rule.min_score) == ("flag", PROMPT_MIN_SCORE)
+    assert PROMPT_MIN_SCORE == pytest.approx(override_model.load().prompt_p, abs=1e-3)
+    assert PROMPT_MIN_SCORE <= GuardConfig().observation.jailbreak.min_score
+
+
+def test_key_value_sets_a_prompt_rule():
+    cfg = configlib.load(TrainConfig, None, ["guard.prompt.jailbreak.action=block"])
+    assert cfg.guard.prompt.jailbreak == Rule("block", GuardConfig().prompt.jailbreak.min_score)

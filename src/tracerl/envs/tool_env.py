@@ -70,7 +70,19 @@ class ToolEnv:
 
     async def reset(self, task: Task) -> list[Message]:
         self.task = task
-        return list(task.messages)
+        guard = self.config.guard
+        if guard is None:
+            return list(task.messages)
+        # User messages are scanned with the guard's `prompt` rules (their thresholds differ
+        # from tool output's: docs/guard.md); by default that only counts and traces.
+        out = []
+        for m in task.messages:
+            if m.role == "user":
+                seen = guard.check_prompt(m.content)
+                if seen.text is not None and seen.text != m.content:
+                    m = dataclasses.replace(m, content=seen.text)
+            out.append(m)
+        return out
 
     async def step(self, action_text: str) -> StepResult:
         if self.task is None:

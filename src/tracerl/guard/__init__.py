@@ -6,7 +6,14 @@ guard = Guard()
 decision = guard.check_tool_call("bash", {"command": "rm -rf /"})  # decision.blocked
 """
 
-from tracerl.guard.config import Action, GuardConfig, ObservationRules, Rule, ToolCallRules
+from tracerl.guard.config import (
+    Action,
+    GuardConfig,
+    ObservationRules,
+    PromptRules,
+    Rule,
+    ToolCallRules,
+)
 from tracerl.guard.decision import GuardDecision
 from tracerl.guard.findings import Finding, Scanner
 from tracerl.guard.guarded import GuardedCall
@@ -24,6 +31,7 @@ __all__ = [
     "GuardMetrics",
     "GuardedCall",
     "ObservationRules",
+    "PromptRules",
     "Rule",
     "Scanner",
     "ScannerCounts",

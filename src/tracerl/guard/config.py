@@ -6,6 +6,15 @@ Defaults follow the threat model of issue 6: a tool call that injects code or ca
 a secret is blocked before it runs; an observation has already happened, so injected
 instructions, secrets and PII in it are redacted before the policy reads them.
 
+Thresholds by where the text comes from (issue 31). Tool output and the documents a tool
+retrieves are almost always benign and full of instructions to people, code and quoted
+commands: the jailbreak rule there fires at 0.5, where the rules and the learned detector
+together flag 0.3% of held-out real text (READMEs, manuals, docstrings, translations,
+tool output). A user message is where jailbreaks are typed: the `prompt` rules flag a
+weaker detector score (PROMPT_MIN_SCORE, calibrated at 1.5% of held-out hand-written hard
+negatives: requests for roles and styles, security writing, quoted attacks), and only
+flag by default, since a user's own request is counted, not rewritten.
+
 GuardConfig is plain typed data: the training config holds it as `guard`, and the
 generic config loader (tracerl.train.configlib) reads it from YAML and `key=value`
 (`guard.tool_call.secrets.action=block`). This module imports nothing from train/.
@@ -91,7 +100,29 @@ class ObservationRules:
     """Invisible and bidirectional-control characters."""
 
 
-def rules_by_scanner(rules: ToolCallRules | ObservationRules) -> dict[str, Rule]:
+PROMPT_MIN_SCORE = 0.5
+"""The detector probability at which a user message is flagged: the shipped detector's
+`prompt_p` (guard_training/guard_model/train_mil.py `--real` calibrates both)."""
+
+
+@dataclass(frozen=True)
+class PromptRules:
+    """One Rule per built-in scanner for user messages (the task's prompt), checked when
+    an episode starts."""
+
+    jailbreak: Rule = Rule("flag", PROMPT_MIN_SCORE)
+    """Jailbreaks, instruction overrides and prompt-extraction requests."""
+    code_injection: Rule = Rule("off")
+    """Destructive commands, shell, SQL and code injection (users paste code: off)."""
+    secrets: Rule = Rule("flag")
+    """API keys, tokens, private keys and passwords."""
+    pii: Rule = Rule("off")
+    """E-mail addresses, phone, card, IBAN and ID numbers, IP addresses."""
+    invisible: Rule = Rule("flag")
+    """Invisible and bidirectional-control characters (hidden instructions)."""
+
+
+def rules_by_scanner(rules: ToolCallRules | ObservationRules | PromptRules) -> dict[str, Rule]:
     """{scanner name: Rule} of one target's section."""
     return {f.name: getattr(rules, f.name) for f in dataclasses.fields(rules)}
 
@@ -113,7 +144,9 @@ class GuardConfig:
     tool_call: ToolCallRules = field(default_factory=ToolCallRules)
     """Rules for tool-call arguments."""
     observation: ObservationRules = field(default_factory=ObservationRules)
-    """Rules for tool output."""
+    """Rules for tool output (documents a tool retrieved included)."""
+    prompt: PromptRules = field(default_factory=PromptRules)
+    """Rules for user messages."""
 
     def __post_init__(self) -> None:
         if self.block_penalty < 0 or self.flag_penalty < 0:

@@ -13,7 +13,9 @@ from typing import Any, Literal
 from tracerl.guard.config import Action
 from tracerl.guard.findings import Finding
 
-Target = Literal["tool_call", "observation"]
+Target = Literal["tool_call", "observation", "prompt"]
+"""What was scanned: a tool call's arguments, a tool's output (documents a tool retrieved
+included), or a user message."""
 
 
 @dataclass(frozen=True)

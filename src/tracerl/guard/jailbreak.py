@@ -37,10 +37,12 @@ from tracerl.guard.findings import (
 )
 from tracerl.guard.normalize import View, canonical, leet
 
-CLASSIFIER_MIN_P = 0.7
-"""The override detector reports a segment at this probability or more. The trainer
-calibrates the model's bias so that this threshold fires on at most 2% of the
-development negatives (guard_training/guard_model/train_mil.py, docs/guard.md)."""
+CLASSIFIER_MIN_P = override_model.DOCUMENT_P
+"""The detector's probability at which a document or tool output is flagged (findings
+at or above it score at least 0.5, the Guard's default rule). The detector also reports
+weaker spans, down to its user-prompt threshold (`OverrideModel.prompt_p`), with their
+probability as the score: the Guard's `prompt` rules flag those in user messages only
+(guard/config.py, docs/guard.md "Thresholds by where the text comes from")."""
 _GAP = r"[^.!?\n]{0,60}?"
 _NEG = re.compile(r"\b(?:not|never|don't|do not|cannot|can't|won't|must not|shouldn't)\b")
 
@@ -519,8 +521,9 @@ class JailbreakScanner:
         """The override detector (override_model.py): paraphrases, other languages,
         fake instruction headers and instructions addressed to the model in documents.
         A span a rule already explains keeps the rule's finding, which names its kind."""
-        p, start, end = override_model.load().best(view.text)
-        if p < CLASSIFIER_MIN_P:
+        model = override_model.load()
+        p, start, end = model.best(view.text)
+        if p < min(model.prompt_p, CLASSIFIER_MIN_P):
             return []
         segment = view.text[start:end]
         start += len(segment) - len(segment.lstrip())

@@ -47,6 +47,7 @@ class GuardMetrics:
 
     tool_calls: int = 0
     observations: int = 0
+    prompts: int = 0
     blocked: int = 0
     redacted: int = 0
     flagged: int = 0
@@ -56,12 +57,14 @@ class GuardMetrics:
 
     @property
     def decisions(self) -> int:
-        return self.tool_calls + self.observations
+        return self.tool_calls + self.observations + self.prompts
 
     def record(self, decision: GuardDecision) -> None:
         """Count one decision and every finding and error in it."""
         if decision.target == "tool_call":
             self.tool_calls += 1
+        elif decision.target == "prompt":
+            self.prompts += 1
         else:
             self.observations += 1
         self.blocked += decision.action is Action.BLOCK
@@ -80,6 +83,7 @@ class GuardMetrics:
         return GuardMetrics(
             tool_calls=self.tool_calls + other.tool_calls,
             observations=self.observations + other.observations,
+            prompts=self.prompts + other.prompts,
             blocked=self.blocked + other.blocked,
             redacted=self.redacted + other.redacted,
             flagged=self.flagged + other.flagged,
@@ -98,6 +102,7 @@ class GuardMetrics:
         out = {
             f"{prefix}/tool_calls": float(self.tool_calls),
             f"{prefix}/observations": float(self.observations),
+            f"{prefix}/prompts": float(self.prompts),
             f"{prefix}/blocked": float(self.blocked),
             f"{prefix}/redacted": float(self.redacted),
             f"{prefix}/flagged": float(self.flagged),

@@ -29,6 +29,10 @@ from pathlib import Path
 import numpy as np
 
 WEIGHTS_PATH = Path(__file__).with_name("override_model.npz")
+DOCUMENT_P = 0.5
+"""The detector's probability at which a document or tool output is flagged: the trainer
+moves the bias so that rules and detector together fire here on 0.3% of held-out real
+text (guard_training/guard_model/train_mil.py, `--real`)."""
 ORDERS = (3, 4, 5)
 BITS = 18
 """log2 of the hashed feature space per n-gram order."""
@@ -134,6 +138,9 @@ class OverrideModel:
     weights: np.ndarray
     """float64 (sums of gathered weights need no conversion), len(ORDERS) << BITS."""
     bias: float
+    prompt_p: float = DOCUMENT_P
+    """The probability at which a user prompt is flagged (calibrated by the trainer; at
+    most DOCUMENT_P: attacks are far more common in prompts than in documents)."""
     span_trim: np.ndarray = field(default_factory=lambda: np.array(ORDERS)[:, None] - 1)
     """n - 1 per order, (len(ORDERS), 1): an n-gram must end inside its span."""
 
@@ -177,11 +184,13 @@ class OverrideModel:
         return float(1.0 / (1.0 + np.exp(-z[i]))), int(spans_s[i]), int(spans_e[i])
 
 
-def save(model: OverrideModel, path: Path = WEIGHTS_PATH) -> None:
+def save(model: OverrideModel, path: Path = WEIGHTS_PATH, prompt_p: float | None = None
+         ) -> None:
     """Write the weights as float16 (the file ships in the package)."""
     np.savez_compressed(path, weights=model.weights.astype(np.float16),
                         bias=np.float32(model.bias), bits=np.int32(BITS),
-                        orders=np.array(ORDERS, dtype=np.int32))
+                        orders=np.array(ORDERS, dtype=np.int32),
+                        prompt_p=np.float32(model.prompt_p if prompt_p is None else prompt_p))
 
 
 @functools.lru_cache(maxsize=1)
@@ -193,4 +202,5 @@ def load(path: Path = WEIGHTS_PATH) -> OverrideModel:
         if (bits, orders) != (BITS, ORDERS):
             raise ValueError(f"{path}: trained with bits={bits}, orders={orders}; this code "
                              f"hashes with bits={BITS}, orders={ORDERS}")
-        return OverrideModel(f["weights"].astype(np.float64), float(f["bias"]))
+        prompt_p = float(f["prompt_p"]) if "prompt_p" in f.files else DOCUMENT_P
+        return OverrideModel(f["weights"].astype(np.float64), float(f["bias"]), prompt_p)

@@ -22,7 +22,7 @@ from tracerl.guard.guarded import GuardedCall, run_guarded, run_guarded_async
 from tracerl.guard.metrics import GuardMetrics
 from tracerl.guard.scan import SCANNERS, apply_redactions
 
-_WITHHELD = "[observation withheld by guard: {}]"
+_WITHHELD = "[{} withheld by guard: {}]"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +55,7 @@ class Guard:
         self._rules: dict[Target, dict[str, Rule]] = {
             "tool_call": rules_by_scanner(self.config.tool_call) if on else {},
             "observation": rules_by_scanner(self.config.observation) if on else {},
+            "prompt": rules_by_scanner(self.config.prompt) if on else {},
         }
         self._metrics = GuardMetrics()
         self._lock = threading.Lock()
@@ -91,16 +92,25 @@ class Guard:
                             arguments=new_args)  # fmt: skip
 
     def check_observation(self, text: str) -> GuardDecision:
-        """Scan an observation; redact spans or withhold the whole text per rule."""
+        """Scan an observation (a tool's output, documents it retrieved included); redact
+        spans or withhold the whole text per rule."""
+        return self._check_text("observation", text)
+
+    def check_prompt(self, text: str) -> GuardDecision:
+        """Scan a user message with the `prompt` rules (jailbreaks are typed here, so the
+        detector's weaker scores count: config.PROMPT_MIN_SCORE)."""
+        return self._check_text("prompt", text)
+
+    def _check_text(self, target: Target, text: str) -> GuardDecision:
         if not isinstance(text, str):
-            raise TypeError(f"observation text must be str, got {type(text).__name__}")
+            raise TypeError(f"{target} text must be str, got {type(text).__name__}")
         t0 = time.perf_counter()
-        s = self._scan(text, self._rules["observation"], "")
+        s = self._scan(text, self._rules[target], "")
         to_redact = [f for f, a in zip(s.findings, s.actions, strict=True) if a is Action.REDACT]
-        decision = self._decide("observation", [s], t0, text=apply_redactions(text, to_redact))
+        decision = self._decide(target, [s], t0, text=apply_redactions(text, to_redact))
         if decision.blocked:
             decision = dataclasses.replace(
-                decision, text=_WITHHELD.format(describe(decision.findings))
+                decision, text=_WITHHELD.format(_NOUN[target], describe(decision.findings))
             )
         return decision
 
@@ -192,8 +202,8 @@ def _reason(
             )
         return f"Guard {_PAST[action]} {subject}: {what}."
     if action is Action.BLOCK:
-        return f"Blocked by guard: the observation was withheld because of {what}."
-    return f"Guard {_PAST[action]} the observation: {what}."
+        return f"Blocked by guard: the {_NOUN[target]} was withheld because of {what}."
+    return f"Guard {_PAST[action]} the {_NOUN[target]}: {what}."
 
 
 def argument_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
@@ -223,5 +233,6 @@ def _rebuild(value: Any, path: str, redacted: Mapping[str, str]) -> Any:
     return value
 
 
+_NOUN = {"observation": "observation", "prompt": "user message", "tool_call": "tool call"}
 _PAST = {Action.OFF: "passed", Action.FLAG: "flagged", Action.REDACT: "redacted",
          Action.BLOCK: "blocked"}

@@ -1,0 +1,55 @@
+"""The real-text and public-attack corpora of the detector's training (guard_training/real,
+issue 31): splits by source and by document, exact intervals, and the code_injection
+scanner on real documentation."""
+
+from collections import defaultdict
+
+import pytest
+from real import BY_NAME, SOURCES, load, split_of
+from real.stats import clopper_pearson, recall_at_fpr
+
+from tracerl.guard import scan
+
+
+@pytest.mark.parametrize("source", [s.name for s in SOURCES])
+def test_every_source_is_built_and_its_split_follows_the_rules(source):
+    items = load(source)
+    assert items and all(i.text.strip() and i.origin for i in items)
+    splits = {i.split for i in items}
+    if BY_NAME[source].held_out:
+        assert splits == {"heldout"}
+    else:  # a document's paragraphs never straddle the split
+        by_origin = defaultdict(set)
+        for i in items:
+            by_origin[i.origin].add(i.split)
+        assert all(len(s) == 1 for s in by_origin.values())
+
+
+def test_split_is_a_pure_function_of_source_and_origin():
+    assert split_of("man-en", "man:en/ls.1.gz") == split_of("man-en", "man:en/ls.1.gz")
+    shares = [split_of("man-en", f"doc{i}") == "heldout" for i in range(2000)]
+    assert 0.17 < sum(shares) / len(shares) < 0.23  # a fifth
+    assert split_of("npm-readme", "npm:express") == "heldout"  # a held-out source
+
+
+@pytest.mark.parametrize("k,n,lo,hi", [
+    (13, 761, 0.009126, 0.029035), (95, 100, 0.887165, 0.983568), (0, 10, 0.0, 0.308497),
+    (3, 100, 0.006230, 0.085176), (100, 100, 0.963783, 1.0),
+])
+def test_clopper_pearson_matches_the_beta_quantiles(k, n, lo, hi):
+    """Reference values: scipy.stats.beta.ppf(0.025, k, n - k + 1) and (0.975, k + 1, n - k)."""
+    assert clopper_pearson(k, n) == pytest.approx((lo, hi), abs=2e-6)
+
+
+def test_recall_at_fpr_allows_at_most_that_share_of_negatives():
+    neg = [i / 1000 for i in range(1000)]
+    recall, thr = recall_at_fpr([0.9995, 0.5, 0.995], neg, 0.01)
+    assert sum(x > thr for x in neg) <= 10 and recall == pytest.approx(2 / 3)
+
+
+def test_code_injection_rarely_fires_on_real_manuals_and_changelogs():
+    """Issue 31: manuals name /etc/shadow, changelogs say "halt" and `ident`; none of it is
+    code that does something. Measured 7 of 10,764 (0.07%) in the held-out sources."""
+    texts = [i.text for s in ("man-translated", "debian-doc") for i in load(s)]
+    fired = sum(any(f.score >= 0.5 for f in scan(t, ["code_injection"])) for t in texts)
+    assert fired <= 0.002 * len(texts)
