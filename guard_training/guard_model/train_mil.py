@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 from guard_corpus import load_corpus
+from real import BY_NAME, load_all
 
 from guard_model.devdata import (
     DEV_FPR,
@@ -49,7 +50,6 @@ from guard_model.devdata import (
 )
 from guard_model.generate import dataset
 from guard_model.written import Written, load_written
-from real import BY_NAME, load_all
 from tracerl.guard import override_model
 from tracerl.guard.jailbreak import CLASSIFIER_MIN_P
 from tracerl.guard.override_model import (

@@ -90,7 +90,7 @@ def _texts() -> list[str]:
 def _pattern_sets() -> list[tuple[Pattern, ...]]:
     from tracerl.guard import code_injection, jailbreak, secrets
 
-    return [jailbreak._PHRASES, jailbreak._TEMPLATES, code_injection.PATTERNS, secrets.PATTERNS]
+    return [jailbreak._PHRASES, jailbreak._TEMPLATES, code_injection.ALL_PATTERNS, secrets.PATTERNS]
 
 
 def test_anchored_patterns_find_near_their_triggers_what_the_whole_text_gives() -> None:

@@ -386,7 +386,9 @@ WEB_PATTERNS: tuple[Pattern, ...] = (
        ("<script",)),
     _p("xss", r"<[a-z]{1,12}\b[^>]{0,200}?\son(?:error|load|mouseover|focus|click|toggle"
        r"|animationstart)\s{0,3}=\s{0,3}['\"]?[^>]{0,200}?(?:alert|prompt|confirm|fetch"
-       r"|eval|atob|document\.cookie|location|\.src\s{0,3}=)", 0.85, ("on",), anchored=False),
+       r"|eval|atob|document\.cookie|location|\.src\s{0,3}=)", 0.85,
+       ("onerror", "onload", "onmouseover", "onfocus", "onclick", "ontoggle",
+        "onanimationstart")),
     _p("xss", r"(?:href|src|action|formaction)\s{0,3}=\s{0,3}['\"]?\s{0,3}javascript:", 0.8,
        ("javascript:",)),
     _p("xss", _EXFIL_READ + r"[^\n]{0,300}?" + _EXFIL_SEND + "|" + _EXFIL_SEND
@@ -411,6 +413,9 @@ WEB_PATTERNS: tuple[Pattern, ...] = (
 that runs code, a template that reaches the interpreter, a JNDI lookup (Log4Shell), a
 PHP web shell. A page that only loads a script, or prose about XSS, is not flagged."""
 
+ALL_PATTERNS = PATTERNS + WEB_PATTERNS
+"""One tuple, built once: the trigger index is cached per tuple."""
+
 
 class CodeInjectionScanner:
     """Destructive shell, injection chains, download-and-execute, SQLi, traversal, Python."""
@@ -418,4 +423,4 @@ class CodeInjectionScanner:
     name = "code_injection"
 
     def scan(self, text: str) -> list[Finding]:
-        return run_patterns(self.name, PATTERNS + WEB_PATTERNS, text)
+        return run_patterns(self.name, ALL_PATTERNS, text)
