@@ -26,6 +26,7 @@ from real import BY_NAME, RealItem, load_all
 from real.stats import rate, recall_at_fpr
 
 from tracerl.guard import override_model, scan
+from tracerl.guard.config import PROMPT_MIN_SCORE
 from tracerl.guard.findings import lower_same_length
 from tracerl.guard.normalize import canonical
 
@@ -45,6 +46,9 @@ class Scored:
     """The highest jailbreak finding score (0 if none)."""
     code: bool
     """Any code_injection finding at score >= THRESHOLD."""
+    prompt: bool
+    """Flagged as a user message would be (Guard.check_prompt: jailbreak findings at the
+    detector's prompt threshold or more)."""
 
 
 def score_items(items: list[RealItem]) -> list[Scored]:
@@ -57,7 +61,8 @@ def score_items(items: list[RealItem]) -> list[Scored]:
         p = model.best(view)[0]
         best = max((f.score for f in found), default=0.0)
         code = any(f.score >= THRESHOLD for f in scan(i.text, ["code_injection"]))
-        out.append(Scored(i, best >= THRESHOLD, RULES_FIRED if rules else p, best, code))
+        out.append(Scored(i, best >= THRESHOLD, RULES_FIRED if rules else p, best, code,
+                          best >= PROMPT_MIN_SCORE))
     return out
 
 
@@ -75,7 +80,8 @@ def report(split: str, fi_python: str | None = None) -> None:
           f"{elapsed:.0f} s)\n")
     fi = _future_agi(fi_python, scored) if fi_python else None
     head = ["source", "kind", "held-out source", "texts",
-            "jailbreak scanner (scan(), score >= 0.5)", "code_injection"]
+            "jailbreak scanner (scan(), score >= 0.5: documents, tool output)",
+            f"jailbreak, as a user message (score >= {PROMPT_MIN_SCORE})", "code_injection"]
     if fi:
         head += ["Future AGI JailbreakScanner", "Future AGI CodeInjectionScanner"]
     _row(*head)
@@ -85,6 +91,7 @@ def report(split: str, fi_python: str | None = None) -> None:
         k = sum(r.fired for r in rows)
         cells = [source, "attacks: recall" if s.attack else "real text: false alarms",
                  "yes" if s.held_out else "no (a fifth held out)", len(rows), rate(k, len(rows)),
+                 rate(sum(r.prompt for r in rows), len(rows)),
                  rate(sum(r.code for r in rows), len(rows))]
         if fi:
             for name in ("jailbreak", "code_injection"):
@@ -105,6 +112,13 @@ def report(split: str, fi_python: str | None = None) -> None:
         k_neg = sum(r.fired for v in scored.values() for r in v if not r.item.attack)
         print(f"\nAs scan() decides: recall {rate(k_pos, len(pos))}, false alarms "
               f"{rate(k_neg, len(neg))}.")
+        for label, held in (("held-out sources", True), ("held-out fifth of trained sources",
+                                                           False)):
+            rows = [r for s, v in scored.items() if BY_NAME[s].held_out == held for r in v]
+            for kind, attack in (("recall", True), ("false alarms", False)):
+                mine = [r for r in rows if r.item.attack == attack]
+                print(f"{label}, {kind}: documents {rate(sum(r.fired for r in mine), len(mine))}"
+                      f"; user messages {rate(sum(r.prompt for r in mine), len(mine))}")
     missed = [r.item for v in scored.values() for r in v if r.item.attack and not r.fired]
     wrong = sorted((r for v in scored.values() for r in v if not r.item.attack and r.fired),
                    key=lambda r: -r.best)

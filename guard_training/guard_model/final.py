@@ -53,7 +53,15 @@ def main() -> None:
     sets["sets 25-28 (blind), all"] = both
     sets["held-out split"] = split(load_corpus("heldout"))
     sets["development data (sets 1-11, 15-24, dev split)"] = flat(dev_sets(later=True))
-    print_recall_table(sets, {k: (lambda t, s=s: s(t) >= z_min) for k, s in scores.items()})
+    deciders = {k: (lambda t, s=s: s(t) >= z_min) for k, s in scores.items()}
+    # the new detector at its user-prompt threshold too (what Guard.check_prompt decides)
+    prompt_p = override_model.load(args.new).prompt_p
+    z_prompt = float(np.log(prompt_p / (1 - prompt_p)))
+    if z_prompt < z_min:
+        new = scores["rules + new detector"]
+        deciders[f"rules + new detector, prompt threshold p {prompt_p}"] = (
+            lambda t: new(t) >= z_prompt)
+    print_recall_table(sets, deciders)
     for name, items in [*((n, flat(f)) for n, f in blind.items()), ("sets 25-28", both)]:
         print(f"\n| {name} (blind), all | "
               + " | ".join(f"recall at {f:.0%} FPR" for f in FPRS)

@@ -244,35 +244,37 @@ and detector together fire on this share of the held-out fifth of the real-text 
 trained on (the held-out sources are never read here). Below the 0.5% target, for the
 margin a fresh source needs (the spread between sources is wider than between sets)."""
 
-PROMPT_FPR = 0.015
-"""Where `--real` places the user-prompt threshold (`prompt_p`): rules and detector fire
-on this share of the hand-written hard negatives held back (10% of written/, by file):
-requests, roles and styles users ask for, security writing, notices, quoted attacks."""
+PROMPT_FPR = 0.01
+"""Where `--real` places the user-prompt threshold (`prompt_p`): rules and detector fire on
+this share of the same held-out real text. Attacks are far more common in what users
+type than in what tools return, so a prompt may be flagged at a weaker score. (Placed at
+1.5% of the held-back hand-written hard negatives instead, it landed above the document
+threshold: those negatives are written to be hard, not drawn from what users type.)"""
 
 
-def calibrate_real(model: OverrideModel, real_held: Labelled, written_held: Labelled
-                   ) -> tuple[OverrideModel, float]:
+def calibrate_real(model: OverrideModel, real_held: Labelled) -> tuple[OverrideModel, float]:
     """(the model with its bias moved so that CLASSIFIER_MIN_P is the document threshold,
     the user-prompt threshold as a probability of that model)."""
     combined = with_rules(logit_of(model))
-    real_scores = {x: combined(x) for x, _ in real_held}
-    _, thr = recall_at_fpr(real_scores.__getitem__, real_held, REAL_FPR)
-    written_scores = {x: combined(x) for x, _ in written_held}
-    _, thr_prompt = recall_at_fpr(written_scores.__getitem__, written_held, PROMPT_FPR)
-    thr_prompt = min(thr_prompt, thr)  # a prompt is never judged more leniently
-    shifted_model = shifted(model, thr)
+    scores = {x: combined(x) for x, _ in real_held}
+    _, thr = recall_at_fpr(scores.__getitem__, real_held, REAL_FPR)
+    _, thr_prompt = recall_at_fpr(scores.__getitem__, real_held, PROMPT_FPR)
     z = float(np.log(CLASSIFIER_MIN_P / (1 - CLASSIFIER_MIN_P))) + (thr_prompt - thr)
     prompt_p = round(float(1 / (1 + np.exp(-z))), 3)
-    for name, items, scores, t in (("real text, held-out fifth", real_held, real_scores, thr),
-                                   ("written, held back", written_held, written_scores,
-                                    thr_prompt)):
-        pos = [scores[x] > t for x, y in items if y]
-        neg = [scores[x] > t for x, y in items if not y]
-        print(f"{name}: recall {np.mean(pos) if pos else float('nan'):.3f} ({sum(pos)}/"
-              f"{len(pos)}), false alarms {np.mean(neg):.4f} ({sum(neg)}/{len(neg)})")
+    for label, t in (("document", thr), ("user-prompt", thr_prompt)):
+        pos = [scores[x] > t for x, y in real_held if y]
+        neg = [scores[x] > t for x, y in real_held if not y]
+        print(f"real text, held-out fifth, {label} threshold: recall {np.mean(pos):.3f} "
+              f"({sum(pos)}/{len(pos)}), false alarms {np.mean(neg):.4f} ({sum(neg)}/{len(neg)})")
     print(f"document threshold: logit {thr:.3f} -> p {CLASSIFIER_MIN_P}; user-prompt "
           f"threshold: logit {thr_prompt:.3f} -> p {prompt_p}")
-    return shifted_model, prompt_p
+    return shifted(model, thr), prompt_p
+
+
+def real_held_out() -> Labelled:
+    """The held-out fifth of the real sources trained on (held-out sources are not read)."""
+    return [(i.text, i.attack) for name, items in load_all("heldout").items()
+            if not BY_NAME[name].held_out for i in items]
 
 
 def main() -> None:
@@ -307,7 +309,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="write the calibrated weights here (the shipped file is "
                              "src/tracerl/guard/override_model.npz)")
+    parser.add_argument("--calibrate-only", type=Path, default=None, metavar="WEIGHTS",
+                        help="only redo --real's calibration of a weights file (written "
+                             "to --out)")
     args = parser.parse_args()
+    if args.calibrate_only:
+        model, prompt_p = calibrate_real(override_model.load(args.calibrate_only),
+                                         real_held_out())
+        override_model.save(model, args.out or args.calibrate_only, prompt_p)
+        return
     written = load_written()
     train_w, held_w = (written, []) if args.all_written else hold_back(written, args.seed)
     texts = [i.text for i in train_w]
@@ -323,9 +333,7 @@ def main() -> None:
             labels += [float(i.attack) for i in items]
             weights += [args.real_attack_weight if i.attack else args.real_weight
                         for i in items]
-        # the held-out fifth of the sources trained on; held-out sources are not read
-        real_held = [(i.text, i.attack) for name, items in load_all("heldout").items()
-                     if not BY_NAME[name].held_out for i in items]
+        real_held = real_held_out()
     for names in SET_GROUPS if args.sets else ():
         items = [x for name in names for x in labelled[name]]
         groups.append((np.arange(len(texts), len(texts) + len(items)), items))
@@ -347,8 +355,7 @@ def main() -> None:
           f"{len(data.bags.norms)} spans, features in {time.perf_counter() - t0:.0f} s")
     t0 = time.perf_counter()
     if args.real:
-        model, prompt_p = calibrate_real(fit_model(data), real_held,
-                                         [(i.text, i.attack) for i in held_w])
+        model, prompt_p = calibrate_real(fit_model(data), real_held)
         dev = {"dev split": dev["dev split"]}
     elif groups:
         full, held = held_out_fits(data, groups, args.workers)

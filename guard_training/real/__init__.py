@@ -42,7 +42,7 @@ class Source:
 SOURCES: tuple[Source, ...] = (
     # real text (negatives)
     Source("pypi-readme", False, False, "long descriptions (README) in the METADATA of the "
-           "~300 wheels installed in the project's venv, by paragraph", "each package's own"),
+           "distributions installed in the project's venv, by paragraph", "each package's own"),
     Source("py-docstrings", False, False, "docstrings and comment blocks of the Python 3.11 "
            "standard library and the venv's site-packages, by paragraph", "PSF; each package's"),
     Source("gettext", False, False, "translated messages (msgstr) of Debian's .mo catalogues "
