@@ -26,7 +26,6 @@ from real import BY_NAME, RealItem, load_all
 from real.stats import rate, recall_at_fpr
 
 from tracerl.guard import override_model, scan
-from tracerl.guard.config import PROMPT_MIN_SCORE
 from tracerl.guard.findings import lower_same_length
 from tracerl.guard.normalize import canonical
 
@@ -51,8 +50,15 @@ class Scored:
     detector's prompt threshold or more)."""
 
 
+def prompt_threshold() -> float:
+    """The detector's user-prompt threshold (a tree from before issue 31 has one
+    threshold for everything: its scan() decision at 0.5)."""
+    return getattr(override_model.load(), "prompt_p", THRESHOLD)
+
+
 def score_items(items: list[RealItem]) -> list[Scored]:
     model = override_model.load()
+    prompt_min = prompt_threshold()
     out = []
     for i in items:
         found = scan(i.text, ["jailbreak"])
@@ -62,7 +68,7 @@ def score_items(items: list[RealItem]) -> list[Scored]:
         best = max((f.score for f in found), default=0.0)
         code = any(f.score >= THRESHOLD for f in scan(i.text, ["code_injection"]))
         out.append(Scored(i, best >= THRESHOLD, RULES_FIRED if rules else p, best, code,
-                          best >= PROMPT_MIN_SCORE))
+                          best >= prompt_min))
     return out
 
 
@@ -81,7 +87,7 @@ def report(split: str, fi_python: str | None = None) -> None:
     fi = _future_agi(fi_python, scored) if fi_python else None
     head = ["source", "kind", "held-out source", "texts",
             "jailbreak scanner (scan(), score >= 0.5: documents, tool output)",
-            f"jailbreak, as a user message (score >= {PROMPT_MIN_SCORE})", "code_injection"]
+            f"jailbreak, as a user message (score >= {prompt_threshold()})", "code_injection"]
     if fi:
         head += ["Future AGI JailbreakScanner", "Future AGI CodeInjectionScanner"]
     _row(*head)

@@ -202,5 +202,6 @@ def load(path: Path = WEIGHTS_PATH) -> OverrideModel:
         if (bits, orders) != (BITS, ORDERS):
             raise ValueError(f"{path}: trained with bits={bits}, orders={orders}; this code "
                              f"hashes with bits={BITS}, orders={ORDERS}")
-        prompt_p = float(f["prompt_p"]) if "prompt_p" in f.files else DOCUMENT_P
+        # stored as float32: rounded back to the value the trainer wrote
+        prompt_p = round(float(f["prompt_p"]), 6) if "prompt_p" in f.files else DOCUMENT_P
         return OverrideModel(f["weights"].astype(np.float64), float(f["bias"]), prompt_p)
