@@ -1,6 +1,7 @@
 """Train the override detector on generated and hand-written texts, by their spans.
 
-From guard_training/: `python -m guard_model.train_mil [--sets --all-written] [--out PATH]`.
+From guard_training/: `python -m guard_model.train_mil [--sets] [--real] [--out PATH]`;
+the shipped weights: `--sets --real --epochs 200` (docs/guard.md).
 
 The scanner scores a text by its best span (a sentence or line, or two adjacent ones:
 override_model.py), so that is what this trainer fits: multiple-instance logistic
@@ -21,6 +22,11 @@ once per group of SET_GROUPS with that group left out, each group is scored by t
 that did not see it, and the threshold is the one at which the rules and the detector
 together (as scan() decides) fire on HELD_OUT_FPR of those held-out negatives. The set
 written after the model is scored once, by final.py.
+
+With `--real` (issue 31) the training fifths of guard_training/real join the data (real
+text as negatives, public attacks as positives), the model is fitted once, and both
+thresholds are placed on the held-out fifth of the real sources trained on
+(`calibrate_real`): documents at REAL_FPR, user prompts at PROMPT_FPR.
 """
 
 from __future__ import annotations
