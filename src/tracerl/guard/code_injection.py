@@ -394,15 +394,15 @@ WEB_PATTERNS: tuple[Pattern, ...] = (
     _p("xss", _EXFIL_READ + r"[^\n]{0,300}?" + _EXFIL_SEND + "|" + _EXFIL_SEND
        + r"[^\n]{0,300}?" + _EXFIL_READ, 0.85,
        ("document.cookie", "localstorage", "sessionstorage", "document.domain")),
-    _p("template_injection",
+    _p("server_template_injection",
        r"\{\{[^}\n]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__"
        r"|__import__|__init__|config\.items\s{0,3}\(|request\.application|self\._"
        r"|lipsum\.|cycler\.|joiner\.|\|attr\s{0,3}\()", 0.9, ("{{",)),
-    _p("template_injection", r"\{%[^%\n]{0,200}?(?:__class__|__globals__|__import__"
+    _p("server_template_injection", r"\{%[^%\n]{0,200}?(?:__class__|__globals__|__import__"
        r"|import\s{1,3}os|popen)", 0.9, ("{%",)),
-    _p("template_injection", r"\$\{[^}\n]{0,20}?jndi\s{0,3}:|\$\{\$\{[^}\n]{0,20}\}"
+    _p("server_template_injection", r"\$\{[^}\n]{0,20}?jndi\s{0,3}:|\$\{\$\{[^}\n]{0,20}\}"
        r"[^}\n]{0,40}?jndi|\$\{(?:\$\{[^}\n]{0,20}\}){2}", 0.95, ("${",)),
-    _p("template_injection", r"[$#]\{[^}\n]{0,200}?(?:runtime\s{0,3}\.\s{0,3}getruntime"
+    _p("server_template_injection", r"[$#]\{[^}\n]{0,200}?(?:runtime\s{0,3}\.\s{0,3}getruntime"
        r"|processbuilder|\.exec\s{0,3}\(|getclass\s{0,3}\(\s{0,3}\)\s{0,3}\.forname)", 0.9,
        ("${", "#{")),
     _p("web_shell", r"<\?(?:php|=)?[^?]{0,200}?\b(?:system|exec|shell_exec|passthru|popen"
