@@ -11,6 +11,11 @@ and files named in SOURCES; each item keeps its provenance (`origin`: the packag
 it came from). Splits are by source and by document:
 - a source with `held_out=True` is never trained or tuned on (the figures that count);
 - every other source keeps a fifth of its documents (`origin`, hashed) held out too.
+
+The committed data/ is what the shipped weights were trained on. A rebuild gives the
+same items only where the inputs are pinned (the attack wheels, Debian's files on the
+same image); the venv's packages, npm's current versions and the output of commands
+(ps, df, git log) change with the machine and the day.
 """
 
 from __future__ import annotations
