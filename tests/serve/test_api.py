@@ -40,7 +40,7 @@ def test_assistant_tool_calls_come_back_as_tool_calls():
 @pytest.mark.parametrize("bad, param", [
     ({"messages": []}, "messages"),
     ({"model": ""}, "model"),
-    ({"messages": [{"role": "wizard", "content": "x"}]}, "messages[0]"),
+    ({"messages": [{"role": "wizard", "content": "x"}]}, "messages[0].role"),
     ({"messages": ["hi"]}, "messages[0]"),
     ({"tools": [{"type": "function", "function": {"name": "a b"}}]}, "tools[0].function.name"),
     ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {
