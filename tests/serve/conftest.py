@@ -13,15 +13,16 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "byo_agent.py"
 
 @pytest.fixture
 def serve(fresh_tiny_policy):
-    """`serve(sampler=None, train=False, config=None, run_dir=None, **ServeConfig fields)`
-    -> (service, running Server)
+    """`serve(sampler=None, train=False, config=None, run_dir=None, reward=None,
+    **ServeConfig fields)` -> (service, running Server)
     over a fresh tiny policy on 127.0.0.1; every server is stopped after the test."""
     servers = []
 
-    def start(sampler=None, train=False, config=None, run_dir=None, **fields):
+    def start(sampler=None, train=False, config=None, run_dir=None, reward=None, **fields):
         served = Served(fresh_tiny_policy, config or TrainConfig(), "tiny", "tiny")
         cfg = ServeConfig(**{"model_name": "tiny", "describe_tools": False, **fields})
-        service = build_service(served, cfg, train=train, run_dir=run_dir, sampler=sampler)
+        service = build_service(served, cfg, train=train, run_dir=run_dir, reward=reward,
+                                sampler=sampler)
         server = Server(service.app).start()
         servers.append((service, server))
         return service, server
