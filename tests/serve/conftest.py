@@ -8,7 +8,9 @@ from tracerl.serve.engine import ServeConfig
 from tracerl.serve.server import Served, Server, build_service
 from tracerl.train.config import TrainConfig
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "byo_agent.py"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "byo_agent.py"
+FUZZ = ROOT / "benchmarks" / "serve_fuzz.py"
 
 
 @pytest.fixture
@@ -33,11 +35,22 @@ def serve(fresh_tiny_policy):
         service.engine.close()
 
 
-@pytest.fixture(scope="session")
-def byo_agent():
-    """examples/byo_agent.py, loaded as a module (the agent and its training loop)."""
-    spec = importlib.util.spec_from_file_location("byo_agent", EXAMPLE)
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def byo_agent():
+    """examples/byo_agent.py, loaded as a module (the agent and its training loop)."""
+    return _load("byo_agent", EXAMPLE)
+
+
+@pytest.fixture(scope="session")
+def serve_fuzz():
+    """benchmarks/serve_fuzz.py, loaded as a module: the request strategy and driver
+    the 10,000-operation benchmark runs, for a short run in CI."""
+    return _load("serve_fuzz", FUZZ)
