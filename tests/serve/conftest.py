@@ -11,6 +11,7 @@ from tracerl.train.config import TrainConfig
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "byo_agent.py"
 FUZZ = ROOT / "benchmarks" / "serve_fuzz.py"
+CLIENTS = ROOT / "benchmarks" / "serve_clients.py"
 
 
 @pytest.fixture
@@ -54,3 +55,10 @@ def serve_fuzz():
     """benchmarks/serve_fuzz.py, loaded as a module: the request strategy and driver
     the 10,000-operation benchmark runs, for a short run in CI."""
     return _load("serve_fuzz", FUZZ)
+
+
+@pytest.fixture(scope="session")
+def serve_clients():
+    """benchmarks/serve_clients.py, loaded as a module: the scripted calc sampler and one
+    check per client (the benchmark runs them in a throwaway venv)."""
+    return _load("serve_clients", CLIENTS)
