@@ -175,8 +175,13 @@ def check_langchain(url: str, task: str, episode: str) -> str:
 
 
 def check_agents(url: str, task: str, episode: str) -> str:
-    from agents import (Agent, OpenAIChatCompletionsModel, Runner, function_tool,
-                        set_tracing_disabled)
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_tracing_disabled,
+    )
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)

@@ -25,9 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -51,61 +48,66 @@ JUNK: st.SearchStrategy[Any] = st.one_of(
                                                          max_size=2))
 
 
-def maybe(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """Mostly `valid` (6 in 7), sometimes any other JSON value."""
-    return st.one_of(*[valid] * 6, JUNK)
+def requests(junk: bool) -> st.SearchStrategy[dict[str, Any]]:
+    """Chat request bodies. `junk`: every field, at every level, is sometimes any other
+    JSON value (1 in 7); without it, only well-typed values (which still combine into
+    refusals: a tool_choice naming a tool not given, an image part, ...)."""
+    def m(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(*[valid] * 6, JUNK) if junk else valid
 
+    def alt(*options: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(*options, JUNK) if junk else st.one_of(*options)
 
-TEXT = st.text(max_size=24)
-PART = st.one_of(
-    st.fixed_dictionaries({"type": st.just("text"), "text": maybe(TEXT)}),
-    st.fixed_dictionaries({"type": st.sampled_from(["image_url", "input_audio", "file",
-                                                    "refusal", "video"]),
-                           "image_url": st.just({"url": "data:image/png;base64,AAAA"})}),
-    JUNK)
-CONTENT = st.one_of(TEXT, st.none(), st.lists(PART, max_size=3), JUNK)
-FUNCTION = st.fixed_dictionaries({
-    "name": maybe(st.sampled_from(["calculator", "f", "bad name", ""])),
-    "arguments": maybe(st.sampled_from(['{"x": 1}', "[1]", "not json", "", "{}",
+    text = st.text(max_size=24)
+    part = alt(
+        st.fixed_dictionaries({"type": st.just("text"), "text": m(text)}),
+        st.fixed_dictionaries({"type": st.sampled_from(["image_url", "input_audio", "file",
+                                                        "refusal", "video"]),
+                               "image_url": st.just({"url": "data:image/png;base64,AAAA"})}))
+    content = alt(text, text, st.none(), st.lists(part, max_size=3))
+    function = st.fixed_dictionaries({
+        "name": m(st.sampled_from(["calculator", "f", "bad name", ""])),
+        "arguments": m(st.sampled_from(['{"x": 1}', "[1]", "not json", "", "{}",
                                         '{"a": {"b": [1, 2]}}']))})
-TOOL_CALL = st.one_of(
-    st.fixed_dictionaries({"id": maybe(st.text(max_size=8)), "type": st.just("function"),
-                           "function": maybe(FUNCTION)}),
-    JUNK)
-MESSAGE = st.fixed_dictionaries(
-    {"role": maybe(st.sampled_from(ROLES)), "content": CONTENT},
-    optional={"tool_calls": st.one_of(st.lists(TOOL_CALL, max_size=2), JUNK),
-              "tool_call_id": maybe(st.text(max_size=8)), "name": maybe(st.text(max_size=8))})
-SCHEMAS = st.sampled_from([{"type": "object", "properties": {"x": {"type": "number"}}},
-                           {"type": "string"}, {"type": 7}, {}, {"properties": []}])
-TOOL = st.one_of(
-    st.fixed_dictionaries({"type": maybe(st.just("function")), "function": st.fixed_dictionaries(
-        {"name": maybe(st.sampled_from(["calculator", "f", "bad name"]))},
-        optional={"description": maybe(TEXT), "parameters": maybe(SCHEMAS)})}),
-    JUNK)
-TOOL_CHOICE = st.one_of(
-    st.sampled_from(["auto", "none", "required"]),
-    st.fixed_dictionaries({"type": st.just("function"), "function": st.one_of(
-        st.fixed_dictionaries({"name": st.sampled_from(["calculator", "f", "nope"])}), JUNK)}),
-    JUNK)
-REQUEST = st.fixed_dictionaries(
-    {"model": maybe(st.just("tiny")),
-     "messages": st.one_of(st.lists(MESSAGE, min_size=1, max_size=3), JUNK)},
-    optional={
-        "tools": st.one_of(st.lists(TOOL, max_size=2), JUNK), "tool_choice": TOOL_CHOICE,
-        "temperature": maybe(st.floats(0, 2)), "top_p": maybe(st.floats(0.05, 1)),
-        "n": maybe(st.integers(1, 3)), "max_tokens": maybe(st.integers(1, 3)),
-        "max_completion_tokens": maybe(st.integers(1, 3)),
-        "stop": maybe(st.lists(st.text(min_size=1, max_size=3), max_size=2)),
-        "stream": maybe(st.booleans()),
-        "stream_options": maybe(st.fixed_dictionaries(
-            {}, optional={"include_usage": maybe(st.booleans())})),
-        "logprobs": maybe(st.booleans()), "top_logprobs": maybe(st.just(0)),
-        "episode_id": maybe(st.sampled_from(FUZZ_IDS)),
-        "task_id": maybe(st.sampled_from(["t0", "t1"])),
-        "presence_penalty": maybe(st.just(0)), "logit_bias": maybe(st.just({})),
-        "response_format": maybe(st.just({"type": "text"})), "seed": JUNK, "user": JUNK,
-        "metadata": JUNK, "parallel_tool_calls": JUNK})
+    tool_call = alt(st.fixed_dictionaries({"id": m(st.text(max_size=8)),
+                                           "type": st.just("function"),
+                                           "function": m(function)}))
+    roles = ROLES if junk else ["system", "developer", "user", "user", "assistant", "tool"]
+    message = st.fixed_dictionaries(
+        {"role": m(st.sampled_from(roles)), "content": content},
+        optional={"tool_calls": alt(st.lists(tool_call, max_size=2)),
+                  "tool_call_id": m(st.text(max_size=8)), "name": m(st.text(max_size=8))})
+    schemas = st.sampled_from([{"type": "object", "properties": {"x": {"type": "number"}}},
+                               {"type": "string"}, {"type": 7}, {}, {"properties": []}])
+    tool = alt(st.fixed_dictionaries({
+        "type": m(st.just("function")), "function": st.fixed_dictionaries(
+            {"name": m(st.sampled_from(["calculator", "f", "bad name"]))},
+            optional={"description": m(text), "parameters": m(schemas)})}))
+    tool_choice = alt(
+        st.sampled_from(["auto", "none", "required"]),
+        st.fixed_dictionaries({"type": st.just("function"), "function": alt(
+            st.fixed_dictionaries({"name": st.sampled_from(["calculator", "f", "nope"])}))}))
+    return st.fixed_dictionaries(
+        {"model": m(st.just("tiny")),
+         "messages": alt(st.lists(message, min_size=1, max_size=3))},
+        optional={
+            "tools": alt(st.lists(tool, max_size=2)), "tool_choice": tool_choice,
+            "temperature": m(st.floats(0, 2)), "top_p": m(st.floats(0.05, 1)),
+            "n": m(st.integers(1, 3)), "max_tokens": m(st.integers(1, 3)),
+            "max_completion_tokens": m(st.integers(1, 3)),
+            "stop": m(st.lists(st.text(min_size=1, max_size=3), max_size=2)),
+            "stream": m(st.booleans()),
+            "stream_options": m(st.fixed_dictionaries(
+                {}, optional={"include_usage": m(st.booleans())})),
+            "logprobs": m(st.booleans()), "top_logprobs": m(st.just(0)),
+            "episode_id": m(st.sampled_from(FUZZ_IDS)),
+            "task_id": m(st.sampled_from(["t0", "t1"])),
+            "presence_penalty": m(st.just(0)), "logit_bias": m(st.just({})),
+            "response_format": m(st.just({"type": "text"})),
+            **({"seed": JUNK, "user": JUNK, "metadata": JUNK, "parallel_tool_calls": JUNK}
+               if junk else {})})
+
+
 VALID_HEAD = b'{"model": "tiny", "max_tokens": 2, "messages": [{"role": "user", "content": '
 RAW = st.one_of(
     st.builds(lambda d: b"[" * d + b"]" * d, st.integers(900, 100_000)),
@@ -122,9 +124,11 @@ REWARD_BODY = st.one_of(
         st.floats(allow_nan=True, allow_infinity=True), st.none(), JUNK,
         st.sampled_from([1e160, -1e7, 0.0, 1.0, 0.5]))}),
     st.just({}), JUNK)
+WELL_TYPED, ANY_TYPE = requests(junk=False), requests(junk=True)
 OPERATION = st.one_of(
-    st.tuples(st.just("chat"), REQUEST), st.tuples(st.just("chat"), REQUEST),
-    st.tuples(st.just("chat"), REQUEST), st.tuples(st.just("raw"), RAW),
+    st.tuples(st.just("chat"), WELL_TYPED), st.tuples(st.just("chat"), WELL_TYPED),
+    st.tuples(st.just("chat"), ANY_TYPE), st.tuples(st.just("chat"), ANY_TYPE),
+    st.tuples(st.just("raw"), RAW),
     st.tuples(st.just("reward"), st.tuples(st.sampled_from(FUZZ_IDS), REWARD_BODY)))
 
 
@@ -237,38 +241,15 @@ def fuzz(fuzzer: Fuzzer, examples: int, at_seed: int, on_result: Any = None) -> 
 
 # -- the benchmark --------------------------------------------------------------------
 
-def _start(port: int) -> subprocess.Popen[str]:
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    return subprocess.Popen(
-        [sys.executable, "-m", "tracerl.cli", "serve", "tiny", "threads=1", "--port",
-         str(port), "--max-tokens", "4"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-
-
-def _wait(url: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if httpx.get(f"{url}/models").status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not come up")
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--examples", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
-    from tracerl.serve.server import bind
+    from serve_process import start  # beside this script (a test loads it by path)
 
-    with bind() as sock:
-        port = sock.getsockname()[1]
-    proc = _start(port)
-    url = f"http://127.0.0.1:{port}/v1"
+    proc, url = start("--max-tokens", "4")
     try:
-        _wait(url, proc)
         fuzzer = Fuzzer(url)
         fuzzer.open_kept()
         t0 = time.perf_counter()

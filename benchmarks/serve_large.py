@@ -25,11 +25,8 @@ p99 and max over the polls.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -60,26 +57,6 @@ def body(size: int, seed: int) -> bytes:
     text = " ".join(rng.choice(WORDS) for _ in range(size // 6))[: size - 120]
     return (b'{"model": "tiny", "max_tokens": 2, "messages": [{"role": "user", "content": "'
             + text.encode() + b'"}]}')
-
-
-def start(port: int, src: str | None) -> subprocess.Popen[str]:
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    if src is not None:
-        env["PYTHONPATH"] = src
-    return subprocess.Popen(
-        [sys.executable, "-m", "tracerl.cli", "serve", "tiny", "threads=1", "--port",
-         str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env)
-
-
-def wait_ready(url: str) -> None:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/models").status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not come up")
 
 
 def _pieces(data: bytes) -> Iterator[bytes]:
@@ -130,14 +107,10 @@ def _quantile(xs: list[float], q: float) -> float:
 
 
 def measure(label: str, src: str | None, repeats: int) -> None:
-    from tracerl.serve.server import bind
+    from serve_process import start  # beside this script (a test loads it by path)
 
-    with bind() as sock:
-        port = sock.getsockname()[1]
-    proc = start(port, src)
-    url = f"http://127.0.0.1:{port}/v1"
+    proc, url = start(src=src, capture=False)
     try:
-        wait_ready(url)
         for s in SCENARIOS:
             big, polls = run(url, s, repeats)
             ms = [p * 1000 for p in polls]

@@ -8,7 +8,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # starts a server
 
-EXAMPLES = 80
+EXAMPLES = 50
 
 
 def test_no_generated_request_gets_a_500_or_loses_an_episode(serve, serve_fuzz):
