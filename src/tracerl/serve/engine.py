@@ -11,6 +11,14 @@ and the rendered delta of what the client added (tracerl.serve.history). `comple
 "required" and a named function force the opening of a call (`<tool_call>`, plus
 `{"name": "NAME", "arguments": ` for a named one) into the context, so the model writes
 the rest. Forced text is context, not action: it is masked like any prompt token.
+
+A request far over the context is refused before it is tokenized: no token of the
+vocabulary decodes to more than `max_token_bytes` bytes, so a rendered text of n bytes
+has at least n / max_token_bytes tokens, and above context_limit tokens the answer is
+400 `context_length_exceeded` at the cost of rendering alone. A fast tokenizer's
+`encode` holds the GIL for its whole run (3 MB: 15 s here, every thread of the server
+stalled, issue 32); with the bound, what is tokenized is at most context_limit *
+max_token_bytes bytes.
 """
 
 from __future__ import annotations
@@ -119,6 +127,14 @@ def _stop_at(text: str, stops: Sequence[str]) -> str:
     return text if cut < 0 else text[:cut]
 
 
+def max_token_bytes(tokenizer: Any) -> int:
+    """The most UTF-8 bytes one token adds to a decoded text (+1: a tokenizer may drop a
+    lone token's leading space that it keeps inside a text)."""
+    pieces = tokenizer.batch_decode([[i] for i in range(len(tokenizer))],
+                                    skip_special_tokens=False)
+    return max(len(p.encode("utf-8", "replace")) for p in pieces) + 1
+
+
 class Engine:
     """`sampler` defaults to the transformers sampler over `policy.model` (pass another
     Sampler to serve from elsewhere); `reward` scores episodes finished without one."""
@@ -144,6 +160,7 @@ class Engine:
         limit = self.config.context_limit or getattr(
             policy.model.config, "max_position_embeddings", 0) or 2048
         self.context_limit = int(limit)
+        self.max_token_bytes = max_token_bytes(policy.tokenizer)
 
     def close(self) -> None:
         """Stop the sampler thread (the engine serves no more requests)."""
@@ -169,6 +186,9 @@ class Engine:
         tools = [dict(t) for t in req.tools] if describe else []
         forced = forced_opening(req.tool_choice)
         episode_id = req.episode_id or cid
+        if sum(len(m.content) for m in req.messages) > self.context_limit:
+            self._check_size(self.renderer.render(as_rendered(req.messages),
+                                                  add_generation_prompt=True, tools=tools))
         parent, reason = find_parent(self.recorder.calls(episode_id), req.messages)
         rendered, context = self._continue(parent, req, tools) if parent else ([], [])
         if parent is not None and not context:
@@ -181,7 +201,9 @@ class Engine:
                            param="messages", code="history_mismatch")
         if parent is None:
             rendered = as_rendered(req.messages)
-            context = self.renderer.prompt_ids(rendered, tools)
+            text = self.renderer.render(rendered, add_generation_prompt=True, tools=tools)
+            self._check_size(text)
+            context = self.renderer.encode(text)
         if forced:
             context = context + self.renderer.encode(forced)
         room = self.context_limit - len(context)
@@ -194,6 +216,15 @@ class Engine:
                                 self.renderer.stop_strings + req.stop)
         return Prepared(cid, req, episode_id, reason is not None, rendered, tools, context,
                         parent, forced, params)
+
+    def _check_size(self, text: str) -> None:
+        """400 when `text` surely exceeds the context (see the module docstring)."""
+        size = len(text.encode("utf-8", "replace"))
+        if size > self.context_limit * self.max_token_bytes:
+            raise APIError(400, f"This model's maximum context length is {self.context_limit} "
+                                f"tokens; the messages take at least "
+                                f"{size // self.max_token_bytes} ({size} bytes)",
+                           param="messages", code="context_length_exceeded")
 
     def _continue(self, parent: Link, req: ChatRequest, tools: list[dict[str, Any]]
                   ) -> tuple[list[Message], list[int]]:
