@@ -56,7 +56,9 @@ def reward_fault(value: object) -> str | None:
         return f"not a number ({type(value).__name__})"
     try:
         x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:
+        return "too large for a float"
+    except (TypeError, ValueError):
         return f"not a number ({type(value).__name__})"
     if not math.isfinite(x):
         return f"not finite ({x})"
