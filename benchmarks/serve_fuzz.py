@@ -140,6 +140,8 @@ class Tally:
     in_band_errors: int = 0
     """Errors sent inside a stream that had answered 200."""
     transport_errors: int = 0
+    tracked_calls: int = 0
+    """Calls answered 200 with a fuzz episode id (each must stay recorded)."""
     lost_calls: int = 0
     lost_kept: int = 0
 
@@ -201,6 +203,7 @@ class Fuzzer:
         episode = body.get("episode_id") if isinstance(body, dict) else None
         if isinstance(episode, str) and episode in FUZZ_IDS and call_id is not None:
             self.expected.setdefault(episode, set()).add(call_id)
+            self.tally.tracked_calls += 1
         return r.status_code
 
     def _reward(self, episode: str, body: Any) -> int:
@@ -267,8 +270,8 @@ def main() -> None:
     print(f"500s (and in-band stream errors): {tally.server_errors}  transport errors: "
           f"{tally.transport_errors}  server up after: {alive}  tracebacks in its log: "
           f"{tracebacks}")
-    print(f"recorded calls lost: {tally.lost_calls} (of the calls answered 200 with an "
-          f"episode id)  kept episodes lost: {tally.lost_kept} of {len(KEPT)}")
+    print(f"recorded calls lost: {tally.lost_calls} of {tally.tracked_calls} answered 200 "
+          f"with an episode id  kept episodes lost: {tally.lost_kept} of {len(KEPT)}")
     rec = stats["recorder"]
     print(f"server: {rec['calls']} calls recorded, {rec['episodes']} episodes, evicted "
           f"{rec['evicted']} named / {rec['evicted_anonymous']} anonymous")

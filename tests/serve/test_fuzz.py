@@ -8,7 +8,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # starts a server
 
-EXAMPLES = 50
+EXAMPLES = 40
 
 
 def test_no_generated_request_gets_a_500_or_loses_an_episode(serve, serve_fuzz):
