@@ -203,12 +203,13 @@ class Recorder:
         if fault is not None:
             raise ValueError(f"'reward' {reward!r} is refused: {fault}")
         with self.lock:
-            ep = self.open.pop(episode_id, None) or self.anonymous.pop(episode_id)
+            kind = self.open if episode_id in self.open else self.anonymous
+            ep = kind.pop(episode_id)
         try:
             trajs = trajectories(ep, self.renderer)
         except BaseException:
             with self.lock:  # nothing is lost: the episode is open again
-                self.open.setdefault(episode_id, ep)
+                kind.setdefault(episode_id, ep)
             raise
         for t in trajs:
             if ep.dropped:

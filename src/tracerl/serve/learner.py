@@ -43,7 +43,7 @@ from tracerl.train.methods import needs_reference
 from tracerl.train.metrics import RLStepMetrics, StepTimes
 from tracerl.train.optim import adamw
 from tracerl.train.reference import Reference
-from tracerl.train.rl_step import RLStep
+from tracerl.train.rl_step import RLStep, StepUpdate
 from tracerl.train.rundir import write_config
 from tracerl.train.step import step_seed
 from tracerl.types import Trajectory
@@ -177,7 +177,8 @@ class ServedLearner:
         self._log(result)
         return result
 
-    def _metrics(self, trajs: list[Trajectory], update: Any, update_s: float) -> RLStepMetrics:
+    def _metrics(self, trajs: list[Trajectory], update: StepUpdate, update_s: float
+                 ) -> RLStepMetrics:
         stats = RolloutStats(trajectories=len(trajs),
                              env_errors=sum(t.status.value == "error" for t in trajs),
                              unjudged=sum(t.outcome_reward is None for t in trajs),
