@@ -285,6 +285,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tokens per completion when a request gives no max_tokens")
     parser.add_argument("--max-batch", type=int, default=64,
                         help="concurrent requests' contexts per sampler call (1: no batching)")
+    parser.add_argument("--max-body-mb", type=float, default=4.0,
+                        help="largest request body in MiB (HTTP 413 beyond; default 4)")
+    parser.add_argument("--max-episodes", type=int, default=10_000,
+                        help="open episodes with an id kept; the oldest are forgotten "
+                             "(counted) beyond it")
+    parser.add_argument("--max-anonymous", type=int, default=1_000,
+                        help="open episodes of calls without an episode id kept (a cap of "
+                             "their own: they never push out named episodes)")
+    parser.add_argument("--no-record-anonymous", action="store_true",
+                        help="do not record calls that carry no episode id")
 
 
 OPTIMIZE_DESCRIPTION = """\

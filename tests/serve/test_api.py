@@ -40,7 +40,7 @@ def test_assistant_tool_calls_come_back_as_tool_calls():
 @pytest.mark.parametrize("bad, param", [
     ({"messages": []}, "messages"),
     ({"model": ""}, "model"),
-    ({"messages": [{"role": "wizard", "content": "x"}]}, "messages[0]"),
+    ({"messages": [{"role": "wizard", "content": "x"}]}, "messages[0].role"),
     ({"messages": ["hi"]}, "messages[0]"),
     ({"tools": [{"type": "function", "function": {"name": "a b"}}]}, "tools[0].function.name"),
     ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {
@@ -62,6 +62,31 @@ def test_assistant_tool_calls_come_back_as_tool_calls():
     ({"top_logprobs": 2}, "top_logprobs"),
     ({"response_format": {"type": "json_object"}}, "response_format"),
     ({"episode_id": 5}, "episode_id"),
+    # the malformed shapes of issue 32, each a 500 before
+    ({"tools": [TOOL], "tool_choice": {"type": "function", "function": "f"}}, "tool_choice"),
+    ({"messages": [{"role": "assistant", "content": "", "tool_calls": ["f"]}]},
+     "messages[0].tool_calls[0]"),
+    ({"messages": [{"role": "assistant", "content": "", "tool_calls": {"a": 1}}]},
+     "messages[0].tool_calls"),
+    ({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": 3}}]}]},
+     "messages[0].tool_calls[0].function.name"),
+    ({"messages": [{"role": "assistant", "tool_calls": [
+        {"function": {"name": "f", "arguments": "[1]"}}]}]},
+     "messages[0].tool_calls[0].function.arguments"),
+    ({"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]},
+     "messages[0].content[0].text"),
+    ({"messages": [{"role": "user", "name": 7, "content": "x"}]}, "messages[0].name"),
+    ({"messages": [{"role": "user", "content": "x", "tool_calls": ["f"]}]},
+     "messages[0].tool_calls"),
+    ({"stream": "false"}, "stream"),
+    ({"logprobs": 1}, "logprobs"),
+    ({"stream_options": {"include_usage": "yes"}}, "stream_options.include_usage"),
+    ({"temperature": float("nan")}, "temperature"),
+    ({"temperature": float("inf")}, "temperature"),
+    ({"top_p": float("nan")}, "top_p"),
+    ({"episode_id": "e" * 300}, "episode_id"),
+    ({"tools": [{"type": "function", "function": {"name": "f", "description": 3}}]},
+     "tools[0].function.description"),
 ])
 def test_bad_fields_are_named(bad, param):
     with pytest.raises(APIError) as e:

@@ -25,6 +25,8 @@ def args(*argv):
     (("no/such/dir",), "neither a run directory"),
     (("tiny", "--out", "x"), "--out writes the learner's checkpoints"),
     (("tiny", "rl.nope=1"), "rl.nope"),
+    (("tiny", "--max-body-mb", "0"), "--max-body-mb"),
+    (("tiny", "--max-anonymous", "0"), "--max-anonymous"),
 ])
 def test_bad_arguments_exit_2(argv, message, capsys):
     assert run(args(*argv)) == 2
@@ -37,7 +39,7 @@ def test_tracerl_serve_answers_on_its_port(tmp_path):
         port = sock.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "tracerl.cli", "serve", "tiny",
                              "tiny.hidden_size=64", "tiny.heads=2", "tiny.intermediate_size=128",
-                             "--port", str(port)],
+                             "--port", str(port), "--max-body-mb", "0.05"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines = iter(proc.stdout.readline, "")  # a load warning may come first
@@ -55,6 +57,9 @@ def test_tracerl_serve_answers_on_its_port(tmp_path):
         r = httpx.post(f"{url}/chat/completions", json={
             "model": "tiny", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 3})
         assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] <= 3
+        r = httpx.post(f"{url}/chat/completions", json={
+            "model": "tiny", "messages": [{"role": "user", "content": "x" * 60_000}]})
+        assert r.status_code == 413  # --max-body-mb 0.05
     finally:
         proc.terminate()
         proc.wait(30)

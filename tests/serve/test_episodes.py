@@ -4,7 +4,7 @@ import pytest
 
 from tracerl.policy.sampling import Sample
 from tracerl.serve.api import APIError, parse_request
-from tracerl.serve.engine import Engine, ServeConfig
+from tracerl.serve.engine import Engine, ServeConfig, max_token_bytes
 from tracerl.serve.episodes import Recorder, group_by_task
 from tracerl.train.rl_step import trainable
 from tracerl.types import Status
@@ -95,6 +95,29 @@ def test_context_too_long_names_the_limit(tiny_policy):
     with pytest.raises(APIError) as e:
         eng.prepare(ask([{"role": "user", "content": "x" * 60}]))
     assert e.value.code == "context_length_exceeded" and "50" in e.value.message
+
+
+def test_a_request_far_over_the_context_is_refused_before_it_is_tokenized(tiny_policy):
+    eng = engine(tiny_policy, context_limit=50)
+    encoded = []
+    eng.renderer.encode = lambda text: encoded.append(text) or []  # records, never runs
+    with pytest.raises(APIError) as e:
+        eng.prepare(ask([{"role": "user", "content": "x" * 50 * eng.max_token_bytes}]))
+    assert e.value.code == "context_length_exceeded" and "at least" in e.value.message
+    assert encoded == []
+
+
+@pytest.mark.parametrize("name", ["tiny", "qwen", "spelt"])
+def test_no_text_has_fewer_tokens_than_its_bytes_over_the_bound(chat_tokenizer, name):
+    """The bound the refusal above rests on, checked on texts that pack long tokens."""
+    tok = chat_tokenizer(name)
+    bound = max_token_bytes(tok)
+    vocab = sorted(tok.get_vocab(), key=len, reverse=True)[:50]
+    texts = [tok.convert_tokens_to_string(vocab), " ".join(vocab), "<|im_start|>" * 40,
+             "Compute (662*64). " * 30, "ÿ€😀 ünïcödé " * 20, "\n" * 200]
+    for text in texts:
+        assert len(tok.encode(text, add_special_tokens=False)) >= \
+            len(text.encode("utf-8")) / bound, text[:40]
 
 
 def test_a_reward_function_scores_and_failures_are_unjudged(tiny_policy):

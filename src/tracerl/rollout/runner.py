@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from tracerl.envs.base import Env, EnvFactory, StepResult, tool_schemas
 from tracerl.policy.sampling import Sample, Sampler, SamplingParams
-from tracerl.rewards.base import BatchReward, Reward
+from tracerl.rewards.base import BatchReward, Reward, reward_fault
 from tracerl.rewards.compose import as_reward
 from tracerl.rollout.config import RolloutConfig
 from tracerl.rollout.render import ChatRenderer
@@ -254,7 +254,7 @@ class RolloutRunner:
         turn.observations = list(result.observations)
         turn.tool_calls = list(result.tool_calls)
         turn.tool_results = list(result.tool_results)
-        turn.reward = result.reward
+        turn.reward = self._checked(ep.trajectory, result.reward, "env turn reward")
         before = list(ep.messages)
         ep.messages.append(assistant_message(turn))
         ep.messages.extend(result.observations)
@@ -294,7 +294,8 @@ class RolloutRunner:
         judged = [t for t in trajectories if t.status is not Status.ERROR]
         scores = self._batch_scores(judged) if isinstance(self.reward, BatchReward) else None
         for i, traj in enumerate(judged):
-            traj.outcome_reward = scores[i] if scores is not None else self._score(traj)
+            score = scores[i] if scores is not None else self._score(traj)
+            traj.outcome_reward = self._checked(traj, score, f"reward {self.reward.name}")
         for traj in trajectories:
             if traj.status is Status.ERROR:
                 traj.outcome_reward = None
@@ -323,6 +324,17 @@ class RolloutRunner:
             self.stats.reward_errors += 1
             self.stats.errors.append(traceback.format_exc())
             return None
+
+    def _checked(self, traj: Trajectory, value: float | None, source: str) -> float | None:
+        """`value` as a float, or None (unjudged, counted as a reward error) when it is
+        no number a loss may see: NaN, infinite or absurdly large (rewards.base)."""
+        fault = reward_fault(value)
+        if fault is None:
+            return None if value is None else float(value)
+        traj.error = f"{source} returned {value!r}: {fault}"
+        self.stats.reward_errors += 1
+        self.stats.errors.append(traj.error)
+        return None
 
     def _settle(self, traj: Trajectory) -> None:
         traj.reward_parts[self.reward.name] = traj.outcome_reward

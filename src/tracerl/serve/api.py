@@ -11,6 +11,10 @@ accepted, what is ignored and what is refused:
 - refused with 400, since honouring them would change what is sampled and ignoring
   them would be silent: non-zero `presence_penalty` / `frequency_penalty`, a non-empty
   `logit_bias`, `top_logprobs` > 0, a `response_format` other than text;
+- strict types (a wrong one is a 400, never read loosely): `stream`, `logprobs` and
+  `stream_options.include_usage` are booleans, `temperature` / `top_p` finite numbers in
+  range, ids non-empty strings of at most MAX_ID_CHARS; messages, content parts, tool
+  calls and tools as tracerl.serve.messages checks them;
 - ignored (they change nothing here): `seed` (one sampler serves every request),
   `user`, `metadata`, `store`, `parallel_tool_calls`, `service_tier` and unknown keys.
 
@@ -19,44 +23,20 @@ Nothing here imports torch or the web framework.
 
 from __future__ import annotations
 
-import re
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
+from tracerl.serve.errors import APIError, bad
+from tracerl.serve.messages import ToolChoice, parse_messages, parse_tool_choice, parse_tools
 from tracerl.types import Message, ToolCall
 
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+__all__ = ["APIError", "ChatRequest", "Choice", "bad", "parse_request"]
 MAX_STOPS = 4
-
-
-class APIError(Exception):
-    """An error the client gets as an OpenAI error body with this HTTP status."""
-
-    def __init__(self, status: int, message: str, *, param: str | None = None,
-                 code: str | None = None, kind: str = "invalid_request_error") -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.param = param
-        self.code = code
-        self.kind = kind
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.kind, "param": self.param,
-                          "code": self.code}}
-
-
-def bad(message: str, param: str | None = None, code: str | None = None) -> APIError:
-    return APIError(400, message, param=param, code=code)
-
-
-ToolChoice = Literal["none", "auto", "required"] | str
-""""none", "auto", "required", or the name of the one function that must be called."""
+MAX_ID_CHARS = 256
+"""Longest episode or task id (they are kept in memory for every open episode)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +67,8 @@ def _number(body: Mapping[str, Any], key: str, default: float, low: float, high:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise bad(f"'{key}' must be a number, got {value!r}", key)
+    if not math.isfinite(value):
+        raise bad(f"'{key}' must be a finite number, got {value}", key)
     if value > high or value < low or (low_open and value == low):
         side = "(" if low_open else "["
         raise bad(f"'{key}' must be in {side}{low}, {high}], got {value}", key)
@@ -103,80 +85,6 @@ def _int(body: Mapping[str, Any], key: str, low: int, high: int | None = None) -
         upper = f" and <= {high}" if high is not None else ""
         raise bad(f"'{key}' must be >= {low}{upper}, got {value}", key)
     return value
-
-
-def parse_messages(raw: Any) -> tuple[Message, ...]:
-    """OpenAI message dicts -> Messages (`developer` is read as `system`)."""
-    if not isinstance(raw, list) or not raw:
-        raise bad("'messages' must be a non-empty array of message objects", "messages")
-    out = []
-    for i, m in enumerate(raw):
-        where = f"messages[{i}]"
-        if not isinstance(m, dict):
-            raise bad(f"{where} must be an object, got {type(m).__name__}", where)
-        if m.get("role") == "developer":
-            m = dict(m, role="system")
-        content = m.get("content")
-        if content is not None and not isinstance(content, str | list):
-            raise bad(f"{where}.content must be a string, an array of parts or null",
-                      f"{where}.content")
-        try:
-            out.append(Message.from_openai(m))
-        except (ValueError, TypeError, KeyError) as e:
-            raise bad(f"{where}: {e}", where) from e
-    return tuple(out)
-
-
-def parse_tools(raw: Any) -> tuple[dict[str, Any], ...]:
-    """Function-tool schemas, each checked: a valid name and a JSON Schema object."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise bad("'tools' must be an array of tool objects", "tools")
-    out, seen = [], set()
-    for i, t in enumerate(raw):
-        where = f"tools[{i}]"
-        if not isinstance(t, dict) or t.get("type") != "function" or \
-                not isinstance(t.get("function"), dict):
-            raise bad(f"{where} must be {{'type': 'function', 'function': {{...}}}}", where)
-        fn = t["function"]
-        name = fn.get("name")
-        if not isinstance(name, str) or not _TOOL_NAME.match(name):
-            raise bad(f"{where}.function.name must match ^[A-Za-z0-9_-]{{1,64}}$, got {name!r}",
-                      f"{where}.function.name")
-        if name in seen:
-            raise bad(f"{where}: two tools are named {name!r}", f"{where}.function.name")
-        seen.add(name)
-        params = fn.get("parameters", {"type": "object", "properties": {}})
-        if not isinstance(params, dict):
-            raise bad(f"{where}.function.parameters must be a JSON Schema object",
-                      f"{where}.function.parameters")
-        try:
-            Draft202012Validator.check_schema(params)
-        except SchemaError as e:
-            raise bad(f"{where}.function.parameters is not a valid JSON Schema: {e.message}",
-                      f"{where}.function.parameters") from e
-        if params.get("type", "object") != "object":
-            raise bad(f"{where}.function.parameters must describe an object (type 'object')",
-                      f"{where}.function.parameters")
-        out.append({"type": "function", "function": dict(fn, parameters=params)})
-    return tuple(out)
-
-
-def _tool_choice(raw: Any, tools: Sequence[dict[str, Any]]) -> ToolChoice:
-    if raw is None:
-        return "auto"
-    if raw in ("none", "auto", "required"):
-        if raw == "required" and not tools:
-            raise bad("tool_choice 'required' needs 'tools'", "tool_choice")
-        return str(raw)
-    name = raw.get("function", {}).get("name") if isinstance(raw, dict) else None
-    if not isinstance(name, str):
-        raise bad("'tool_choice' must be 'none', 'auto', 'required' or "
-                  "{'type': 'function', 'function': {'name': ...}}", "tool_choice")
-    if name not in {t["function"]["name"] for t in tools}:
-        raise bad(f"tool_choice names {name!r}, which is not in 'tools'", "tool_choice")
-    return name
 
 
 def _stop(raw: Any) -> tuple[str, ...]:
@@ -207,8 +115,21 @@ def _refuse_unsupported(body: Mapping[str, Any]) -> None:
 
 def _optional_str(body: Mapping[str, Any], key: str, header: str | None) -> str | None:
     value = body.get(key, header)
-    if value is not None and (not isinstance(value, str) or not value):
-        raise bad(f"'{key}' must be a non-empty string", key)
+    if value is not None and (not isinstance(value, str) or not value
+                              or len(value) > MAX_ID_CHARS):
+        raise bad(f"'{key}' must be a non-empty string of at most {MAX_ID_CHARS} "
+                  "characters", key)
+    return value
+
+
+def _flag(body: Mapping[str, Any], key: str, param: str | None = None) -> bool:
+    """A boolean field: JSON true/false or absent (null). `"false"` is refused: read
+    as truthy it would silently stream (issue 32)."""
+    value = body.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise bad(f"'{param or key}' must be a boolean, got {value!r}", param or key)
     return value
 
 
@@ -225,20 +146,21 @@ def parse_request(body: Any, headers: Mapping[str, str] | None = None,
     max_tokens = _int(body, "max_completion_tokens", 1)
     if max_tokens is None:
         max_tokens = _int(body, "max_tokens", 1)
-    options = body.get("stream_options") or {}
+    options = body.get("stream_options")
+    options = {} if options is None else options
     if not isinstance(options, dict):
         raise bad("'stream_options' must be an object", "stream_options")
     metadata = body.get("metadata") or {}
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     return ChatRequest(
         model=model, messages=parse_messages(body.get("messages")), tools=tools,
-        tool_choice=_tool_choice(body.get("tool_choice"), tools),
+        tool_choice=parse_tool_choice(body.get("tool_choice"), tools),
         temperature=_number(body, "temperature", 1.0, 0.0, 2.0),
         top_p=_number(body, "top_p", 1.0, 0.0, 1.0, low_open=True),
         n=_int(body, "n", 1, max_n) or 1, max_tokens=max_tokens, stop=_stop(body.get("stop")),
-        stream=bool(body.get("stream", False)),
-        include_usage=bool(options.get("include_usage", False)),
-        logprobs=bool(body.get("logprobs", False)),
+        stream=_flag(body, "stream"), include_usage=_flag(options, "include_usage",
+                                                        "stream_options.include_usage"),
+        logprobs=_flag(body, "logprobs"),
         episode_id=_optional_str(body, "episode_id", headers.get("x-episode-id")),
         task_id=_optional_str(body, "task_id", headers.get("x-task-id")),
         metadata=metadata if isinstance(metadata, dict) else {})
@@ -282,7 +204,9 @@ def completion_body(cid: str, model: str, choices: Sequence[Choice], prompt_toke
 
 
 def _logprobs(c: Choice) -> dict[str, Any]:
-    return {"content": [{"token": t, "logprob": lp, "bytes": list(t.encode()),
+    # -9999.0 stands for -inf, as OpenAI's own replies do (JSON has no infinity)
+    return {"content": [{"token": t, "logprob": lp if math.isfinite(lp) else -9999.0,
+                         "bytes": list(t.encode("utf-8", "replace")),
                          "top_logprobs": []} for t, lp in zip(c.tokens, c.logprobs,
                                                               strict=True)]}
 

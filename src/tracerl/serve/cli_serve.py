@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -22,8 +23,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.out and not args.train:
             raise ValueError("--out writes the learner's checkpoints: it needs --train")
-        if args.max_tokens < 1 or args.max_batch < 1:
-            raise ValueError("--max-tokens and --max-batch must be >= 1")
+        if min(args.max_tokens, args.max_batch, args.max_episodes, args.max_anonymous) < 1:
+            raise ValueError("--max-tokens, --max-batch, --max-episodes and --max-anonymous "
+                             "must be >= 1")
+        if not args.max_body_mb > 0:
+            raise ValueError(f"--max-body-mb must be > 0, got {args.max_body_mb}")
         served = load_served(args.source, args.overrides)
     except (ConfigError, ValueError, FileNotFoundError) as e:
         sys.stderr.write(f"tracerl serve: {e}\n")
@@ -36,9 +40,13 @@ def run(args: argparse.Namespace) -> int:
     config = ServeConfig(model_name=args.name or served.name,
                          default_max_tokens=args.max_tokens,
                          describe_tools=served.config.model != "tiny", on_mismatch=mismatch,
-                         max_rows=args.max_batch)
+                         max_rows=args.max_batch, max_open_episodes=args.max_episodes,
+                         max_anonymous_episodes=args.max_anonymous,
+                         record_anonymous=not args.no_record_anonymous,
+                         max_body_bytes=int(args.max_body_mb * 2**20))
     service = build_service(served, config, train=args.train,
                             run_dir=Path(args.out) if args.out else None)
+    _log_updates()
     train = " (training: POST /v1/train)" if args.train else ""
     print(f"tracerl serve: {served.source} as model '{config.model_name}' on "
           f"http://{HOST}:{args.port}/v1{train}", flush=True)
@@ -47,6 +55,16 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _log_updates() -> None:
+    """One line per training step (and the server's warnings) on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
+    for name in ("tracerl.serve", "tracerl.train"):
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.INFO)
+        logger.addHandler(handler)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,14 @@ and the rendered delta of what the client added (tracerl.serve.history). `comple
 "required" and a named function force the opening of a call (`<tool_call>`, plus
 `{"name": "NAME", "arguments": ` for a named one) into the context, so the model writes
 the rest. Forced text is context, not action: it is masked like any prompt token.
+
+A request far over the context is refused before it is tokenized: no token of the
+vocabulary decodes to more than `max_token_bytes` bytes, so a rendered text of n bytes
+has at least n / max_token_bytes tokens, and above context_limit tokens the answer is
+400 `context_length_exceeded` at the cost of rendering alone. A fast tokenizer's
+`encode` holds the GIL for its whole run (3 MB: 15 s here, every thread of the server
+stalled, issue 32); with the bound, what is tokenized is at most context_limit *
+max_token_bytes bytes.
 """
 
 from __future__ import annotations
@@ -19,9 +27,10 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from tracerl.policy.model import Policy
 from tracerl.policy.sampler import TransformersSampler
@@ -37,11 +46,12 @@ from tracerl.serve.api import (
     usage,
 )
 from tracerl.serve.batcher import Batcher
-from tracerl.serve.episodes import Call, Episode, Link, OnMismatch, Recorder, RewardFn
+from tracerl.serve.episodes import Call, Link, OnMismatch, Recorder, RewardFn
 from tracerl.serve.history import as_rendered, find_parent
 from tracerl.tools.hermes import OPEN, parse_tool_calls
 from tracerl.types import Message
 
+T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ServeConfig:
@@ -65,11 +75,23 @@ class ServeConfig:
     max_n: int = 16
     """Largest `n` a request may ask for."""
     max_open_episodes: int = 10_000
-    """Open episodes kept; the oldest are forgotten (counted) beyond it."""
+    """Open episodes with an id kept; the oldest are forgotten (counted) beyond it."""
+    record_anonymous: bool = True
+    """Record calls without an episode id (each an episode of its own)."""
+    max_anonymous_episodes: int = 1_000
+    """Open anonymous episodes kept (a cap of their own: they never evict named ones)."""
+    max_body_bytes: int = 4 * 2**20
+    """Largest request body accepted (HTTP 413 beyond it)."""
+    cpu_threads: int = 2
+    """Threads that parse, render and tokenize requests off the event loop."""
 
     def __post_init__(self) -> None:
         if self.default_max_tokens < 1 or self.max_n < 1 or self.context_limit < 0:
             raise ValueError("default_max_tokens and max_n must be >= 1, context_limit >= 0")
+        if min(self.max_open_episodes, self.max_anonymous_episodes, self.max_body_bytes,
+               self.cpu_threads) < 1:
+            raise ValueError("max_open_episodes, max_anonymous_episodes, max_body_bytes and "
+                             "cpu_threads must be >= 1")
 
 
 @dataclass
@@ -78,7 +100,10 @@ class Prepared:
 
     id: str
     request: ChatRequest
-    episode: Episode
+    episode_id: str
+    """The client's episode id, or (anonymous) the completion id."""
+    mismatch: bool
+    """The history did not match (counted on the episode when the call is recorded)."""
     rendered: list[Message]
     tools: list[dict[str, Any]]
     context: list[int]
@@ -102,6 +127,14 @@ def _stop_at(text: str, stops: Sequence[str]) -> str:
     return text if cut < 0 else text[:cut]
 
 
+def max_token_bytes(tokenizer: Any) -> int:
+    """The most UTF-8 bytes one token adds to a decoded text (+1: a tokenizer may drop a
+    lone token's leading space that it keeps inside a text)."""
+    pieces = tokenizer.batch_decode([[i] for i in range(len(tokenizer))],
+                                    skip_special_tokens=False)
+    return max(len(p.encode("utf-8", "replace")) for p in pieces) + 1
+
+
 class Engine:
     """`sampler` defaults to the transformers sampler over `policy.model` (pass another
     Sampler to serve from elsewhere); `reward` scores episodes finished without one."""
@@ -112,7 +145,12 @@ class Engine:
         self.config = config or ServeConfig()
         self.renderer = ChatRenderer(policy.tokenizer)
         self.recorder = Recorder(self.renderer, self.config.on_mismatch, reward,
-                                 self.config.max_open_episodes)
+                                 self.config.max_open_episodes,
+                                 self.config.max_anonymous_episodes)
+        self.cpu = ThreadPoolExecutor(self.config.cpu_threads,
+                                      thread_name_prefix="tracerl-serve-cpu")
+        """Parsing, rendering and tokenizing requests run here, never on the event loop
+        (a large request must not stall the others, issue 32)."""
         self.policy_version = 0
         if sampler is None:
             sampler = TransformersSampler(policy.model, policy.pad_id,
@@ -122,10 +160,16 @@ class Engine:
         limit = self.config.context_limit or getattr(
             policy.model.config, "max_position_embeddings", 0) or 2048
         self.context_limit = int(limit)
+        self.max_token_bytes = max_token_bytes(policy.tokenizer)
 
     def close(self) -> None:
         """Stop the sampler thread (the engine serves no more requests)."""
         self.batcher.close()
+        self.cpu.shutdown(wait=False, cancel_futures=True)
+
+    async def offload(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` on the CPU threads, awaited from the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self.cpu, fn, *args)
 
     @property
     def fingerprint(self) -> str:
@@ -141,20 +185,25 @@ class Engine:
         describe = self.config.describe_tools and req.tool_choice != "none"
         tools = [dict(t) for t in req.tools] if describe else []
         forced = forced_opening(req.tool_choice)
-        ep = self.recorder.episode(req.episode_id or cid, req.task_id)
-        with self.recorder.lock:
-            parent, reason = find_parent(ep.calls, req.messages)
-            rendered, context = self._continue(parent, req, tools) if parent else ([], [])
-            if parent is not None and not context:
-                parent, reason = None, "the chat template does not extend the recorded ids"
-        if reason is not None:
-            self.recorder.mismatch(ep)
-            if self.config.on_mismatch == "reject":
-                raise APIError(409, f"history mismatch in episode {ep.id!r}: {reason}",
-                               param="messages", code="history_mismatch")
+        episode_id = req.episode_id or cid
+        if sum(len(m.content) for m in req.messages) > self.context_limit:
+            self._check_size(self.renderer.render(as_rendered(req.messages),
+                                                  add_generation_prompt=True, tools=tools))
+        parent, reason = find_parent(self.recorder.calls(episode_id), req.messages)
+        rendered, context = self._continue(parent, req, tools) if parent else ([], [])
+        if parent is not None and not context:
+            parent, reason = None, "the chat template does not extend the recorded ids"
+        if reason is not None and self.config.on_mismatch == "reject":
+            episode = self.recorder.get(episode_id)
+            if episode is not None:
+                self.recorder.mismatch(episode)
+            raise APIError(409, f"history mismatch in episode {episode_id!r}: {reason}",
+                           param="messages", code="history_mismatch")
         if parent is None:
             rendered = as_rendered(req.messages)
-            context = self.renderer.prompt_ids(rendered, tools)
+            text = self.renderer.render(rendered, add_generation_prompt=True, tools=tools)
+            self._check_size(text)
+            context = self.renderer.encode(text)
         if forced:
             context = context + self.renderer.encode(forced)
         room = self.context_limit - len(context)
@@ -165,7 +214,17 @@ class Engine:
         budget = min(req.max_tokens or self.config.default_max_tokens, room)
         params = SamplingParams(req.temperature, req.top_p, budget, self.policy.stop_ids,
                                 self.renderer.stop_strings + req.stop)
-        return Prepared(cid, req, ep, rendered, tools, context, parent, forced, params)
+        return Prepared(cid, req, episode_id, reason is not None, rendered, tools, context,
+                        parent, forced, params)
+
+    def _check_size(self, text: str) -> None:
+        """400 when `text` surely exceeds the context (see the module docstring)."""
+        size = len(text.encode("utf-8", "replace"))
+        if size > self.context_limit * self.max_token_bytes:
+            raise APIError(400, f"This model's maximum context length is {self.context_limit} "
+                                f"tokens; the messages take at least "
+                                f"{size // self.max_token_bytes} ({size} bytes)",
+                           param="messages", code="context_length_exceeded")
 
     def _continue(self, parent: Link, req: ChatRequest, tools: list[dict[str, Any]]
                   ) -> tuple[list[Message], list[int]]:
@@ -200,17 +259,23 @@ class Engine:
 
     def record(self, p: Prepared, samples: list[Sample], version: int,
                replies: list[Message | None]) -> Call:
+        """Record a sampled call (its episode is created now, if new), unless it is
+        anonymous and record_anonymous is off."""
         call = Call(id=p.id, messages=p.request.messages, rendered=p.rendered, tools=p.tools,
                     context=p.context, parent=p.parent, samples=samples,
                     texts=[p.forced + self.renderer.decode(s.ids) for s in samples],
                     replies=replies, policy_version=version, started_at=p.started_at,
                     ended_at=time.time())
-        self.recorder.add(p.episode, call)
-        self.recorder.stats.undelivered += sum(r is None for r in replies)
+        anonymous = p.request.episode_id is None
+        if anonymous and not self.config.record_anonymous:
+            with self.recorder.lock:
+                self.recorder.stats.unrecorded += 1
+            return call
+        self.recorder.add(p.episode_id, p.request.task_id, call, anonymous, p.mismatch)
         return call
 
     async def complete(self, req: ChatRequest) -> dict[str, Any]:
-        p = self.prepare(req)
+        p = await self.offload(self.prepare, req)
         samples, version = await self.batcher.generate(p.context, p.params, req.n)
         choices = [self.choice(p, s, i) for i, s in enumerate(samples)]
         self.record(p, samples, version,
@@ -219,7 +284,7 @@ class Engine:
                                sum(len(s.ids) for s in samples), req.logprobs, self.fingerprint)
 
     async def stream(self, p: Prepared) -> AsyncIterator[dict[str, Any]]:
-        """Chunks of a streamed completion (call `prepare` first, so that errors come
+        """Chunks of a streamed completion (`prepare` it first, so that errors come
         before the stream starts). Content is sent as it is sampled, held back while it
         may be the start of a tool call or of a stop; tool calls go out whole at the end.
         If the client leaves, the call is still recorded, its replies marked undelivered."""

@@ -13,6 +13,17 @@ When the client posts the episode's reward (or the server's reward function scor
 the episode's trajectories become ready; `take()` hands them to the learner, which
 groups them by task id (`group_by_task`).
 
+State changes are validated before they happen (issue 32): an episode is created only
+when its first call has been sampled (a refused or failed request leaves nothing), and
+`finish` checks the reward (a number of sane size, rewards.base.reward_fault) and that
+a reward function exists before it closes the episode, so a refused reward post keeps
+the episode open for a retry. A reward function that returns NaN, inf or an absurd
+value leaves the episode unjudged (counted in `reward_errors`).
+
+Calls without an episode id ("anonymous": plain inference) are kept apart, with a cap of
+their own (`max_anonymous`), so a flood of them can never evict an episode a client
+named; `record_anonymous=False` does not record them at all (counted as `unrecorded`).
+
 A history mismatch (history.py) is handled by `on_mismatch`:
 - "split" (default): served from a fresh rendering of the messages as given, which
   starts a new root in the episode; each root's path is a token-exact trajectory of its
@@ -31,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from tracerl.policy.sampling import Sample
+from tracerl.rewards.base import reward_fault
 from tracerl.rollout.render import ChatRenderer, TemplateMismatchError
 from tracerl.types import Group, Message, Status, Task, Trajectory, Turn
 
@@ -91,7 +103,11 @@ class RecorderStats:
     rejected: int = 0
     dropped_episodes: int = 0
     evicted: int = 0
-    """Open episodes forgotten to bound memory (the oldest first)."""
+    """Open episodes with an id forgotten to bound memory (the oldest first)."""
+    evicted_anonymous: int = 0
+    """Open anonymous episodes (calls without an episode id) forgotten, oldest first."""
+    unrecorded: int = 0
+    """Anonymous calls served but not recorded (record_anonymous off)."""
     reward_errors: int = 0
     undelivered: int = 0
     """Choices sampled but never delivered (the client left mid-stream): not trained on."""
@@ -101,34 +117,58 @@ class Recorder:
     """Episodes by id; thread-safe (the server's loop records, a learner takes)."""
 
     def __init__(self, renderer: ChatRenderer, on_mismatch: OnMismatch = "split",
-                 reward: RewardFn | None = None, max_open: int = 10_000) -> None:
+                 reward: RewardFn | None = None, max_open: int = 10_000,
+                 max_anonymous: int = 1_000) -> None:
         if on_mismatch not in ("split", "drop", "reject"):
             raise ValueError(f"on_mismatch must be split, drop or reject, got {on_mismatch!r}")
+        if max_open < 1 or max_anonymous < 1:
+            raise ValueError("max_open and max_anonymous must be >= 1")
         self.renderer = renderer
         self.on_mismatch = on_mismatch
         self.reward = reward
         self.max_open = max_open
+        self.max_anonymous = max_anonymous
         self.lock = threading.RLock()
         self.open: OrderedDict[str, Episode] = OrderedDict()
+        """Episodes a client named, least recently used first."""
+        self.anonymous: OrderedDict[str, Episode] = OrderedDict()
+        """Episodes of one call without an id (named by the completion id)."""
         self.ready: list[Trajectory] = []
         self.stats = RecorderStats()
 
-    def episode(self, episode_id: str, task_id: str | None) -> Episode:
+    def episode(self, episode_id: str, task_id: str | None, anonymous: bool = False
+                ) -> Episode:
+        """The open episode `episode_id`, created (and the oldest beyond the cap of its
+        kind forgotten, counted) if there is none."""
         with self.lock:
-            ep = self.open.get(episode_id)
+            ep = self.get(episode_id)
             if ep is None:
-                ep = self.open[episode_id] = Episode(episode_id, task_id)
+                kind, cap = ((self.anonymous, self.max_anonymous) if anonymous
+                             else (self.open, self.max_open))
+                ep = kind[episode_id] = Episode(episode_id, task_id)
                 self.stats.episodes += 1
-                while len(self.open) > self.max_open:
-                    self.open.popitem(last=False)
-                    self.stats.evicted += 1
-            self.open.move_to_end(episode_id)
+                while len(kind) > cap:
+                    kind.popitem(last=False)
+                    if anonymous:
+                        self.stats.evicted_anonymous += 1
+                    else:
+                        self.stats.evicted += 1
+            elif episode_id in self.open:
+                self.open.move_to_end(episode_id)
             return ep
 
-    def add(self, episode: Episode, call: Call) -> None:
+    def add(self, episode_id: str, task_id: str | None, call: Call, anonymous: bool = False,
+            mismatch: bool = False) -> Episode:
+        """Record a served call (and, when it was a mismatch, count it): the one place an
+        episode is created, once its first call has succeeded."""
         with self.lock:
-            episode.calls.append(call)
+            ep = self.episode(episode_id, task_id, anonymous)
+            if mismatch:
+                self.mismatch(ep)
+            ep.calls.append(call)
             self.stats.calls += 1
+            self.stats.undelivered += sum(r is None for r in call.replies)
+            return ep
 
     def mismatch(self, episode: Episode) -> None:
         """Count a mismatch (the caller has already served or refused it)."""
@@ -143,16 +183,34 @@ class Recorder:
 
     def get(self, episode_id: str) -> Episode | None:
         with self.lock:
-            return self.open.get(episode_id)
+            return self.open.get(episode_id) or self.anonymous.get(episode_id)
+
+    def calls(self, episode_id: str) -> list[Call]:
+        """A snapshot of an open episode's calls (empty if there is none)."""
+        with self.lock:
+            ep = self.get(episode_id)
+            return list(ep.calls) if ep is not None else []
 
     def finish(self, episode_id: str, reward: float | None, use_reward_fn: bool = False
                ) -> list[Trajectory]:
         """Close an episode with `reward` (or, with `use_reward_fn`, the server's reward
-        function on each trajectory); its trajectories become ready. KeyError if unknown."""
+        function on each trajectory); its trajectories become ready. KeyError if unknown;
+        ValueError (and the episode stays open) for a reward that is no finite number of
+        sane size, or `use_reward_fn` without a reward function."""
+        if use_reward_fn and self.reward is None:
+            raise ValueError("this server has no reward function: post {'reward': x}")
+        fault = None if use_reward_fn else reward_fault(reward)
+        if fault is not None:
+            raise ValueError(f"'reward' {reward!r} is refused: {fault}")
         with self.lock:
-            ep = self.open.pop(episode_id)
-            self.stats.finished += 1
-        trajs = trajectories(ep, self.renderer)
+            kind = self.open if episode_id in self.open else self.anonymous
+            ep = kind.pop(episode_id)
+        try:
+            trajs = trajectories(ep, self.renderer)
+        except BaseException:
+            with self.lock:  # nothing is lost: the episode is open again
+                kind.setdefault(episode_id, ep)
+            raise
         for t in trajs:
             if ep.dropped:
                 t.status, t.error = Status.ERROR, "history mismatch (on_mismatch=drop)"
@@ -160,22 +218,32 @@ class Recorder:
             elif use_reward_fn:
                 t.outcome_reward = self._score(t)
             else:
-                t.outcome_reward = reward
+                t.outcome_reward = None if reward is None else float(reward)
             t.reward_parts["episode"] = t.outcome_reward
         with self.lock:
+            self.stats.finished += 1
             self.ready.extend(trajs)
         return trajs
 
     def _score(self, t: Trajectory) -> float | None:
-        if self.reward is None:
-            raise ValueError("this server has no reward function: post {'reward': x}")
+        assert self.reward is not None  # finish refused it before
         try:
-            return self.reward(t)
+            value = self.reward(t)
+            fault = reward_fault(value)
+            error = None if fault is None else f"reward returned {value!r}: {fault}"
         except Exception as e:  # an unjudgeable episode is masked, never scored 0
-            t.error = f"reward raised {type(e).__name__}: {e}"
+            value, error = None, f"reward raised {type(e).__name__}: {e}"
+        if error is not None:
+            t.error = error
             with self.lock:
                 self.stats.reward_errors += 1
             return None
+        return None if value is None else float(value)
+
+    def give_back(self, trajs: list[Trajectory]) -> None:
+        """Trajectories a failed update took: ready again, ahead of newer ones."""
+        with self.lock:
+            self.ready[:0] = trajs
 
     def take(self) -> list[Trajectory]:
         """Every ready trajectory, once."""

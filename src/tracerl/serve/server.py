@@ -99,8 +99,13 @@ def build_service(served: Served, config: ServeConfig | None = None, train: bool
 
 
 def bind(port: int = 0) -> socket.socket:
-    """A listening socket on 127.0.0.1 (`port` 0: a free one)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    """A listening socket on 127.0.0.1 (`port` 0: a free one).
+
+    Made with proto IPPROTO_TCP so that asyncio sets TCP_NODELAY on every accepted
+    connection (it checks the proto; with 0 it does not): without it a reply on a
+    kept-alive connection waited ~40 ms for the client's delayed ACK (Nagle), 41 ms
+    against 4 ms per GET /v1/models measured here."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((HOST, port))
     sock.listen(2048)

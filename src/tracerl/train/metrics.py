@@ -97,6 +97,7 @@ class RLStepMetrics:
             **asdict(self.times)}
         if self.update.update is not None:
             out.update({k: float(v) for k, v in asdict(self.update.update).items()})
+        out["update_skipped"] = float(self.update.skipped is not None)
         calib = self.update.calibration
         if calib is not None:
             out.update({"calib_spearman": calib.spearman, "calib_accuracy": calib.accuracy,

@@ -3,10 +3,18 @@ truncated IS, KL in the loss, and a critic trained beside the policy (PPO with G
 
 Token advantages arrive ready in the TokenBatch (the RL step computes them with the
 configured estimator); this module only optimises.
+
+An optimiser step whose loss or gradient norm is non-finite is skipped: the gradient is
+dropped, `optimizer.step()` is not called (so neither the weights nor the optimiser's
+moments change), a warning is logged and the step is counted (`skipped_steps`); the
+reported means are over the steps applied. NaN or inf in one minibatch would otherwise
+turn every weight into NaN for good (issue 32).
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from dataclasses import astuple, dataclass
 
 import torch
@@ -19,6 +27,8 @@ from tracerl.train.config import RLConfig
 from tracerl.train.methods import is_weights, policy_loss
 from tracerl.train.micro import micro_batches
 from tracerl.train.value import ValueModel
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,10 @@ class PolicyStepStats:
     clip_fraction: float
     approx_kl: float
     grad_norm: float
+
+    @property
+    def finite(self) -> bool:
+        return all(math.isfinite(v) for v in astuple(self))
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,11 @@ class UpdateMetrics:
     trained_samples: int
     dropped_samples: int
     """Unjudged, failed or uniform-group samples left out of the update."""
+    applied_steps: int = 0
+    """Optimiser steps applied (policy and critic)."""
+    skipped_steps: int = 0
+    """Optimiser steps skipped because their loss or gradient norm was non-finite (the
+    weights left as they were); the means above are over the steps applied."""
 
 
 @torch.no_grad()
@@ -92,7 +111,12 @@ def _critic_step(critic: Critic, mb: TokenBatch, idx: torch.Tensor, cfg: RLConfi
         loss = loss * loss_share(part.loss_mask, mb.loss_mask, cfg.loss_agg)
         loss.backward()
         total += loss.item()
-    torch.nn.utils.clip_grad_norm_(critic.model.parameters(), cfg.grad_clip)
+    gn = torch.nn.utils.clip_grad_norm_(critic.model.parameters(), cfg.grad_clip)
+    if not (math.isfinite(total) and math.isfinite(float(gn))):
+        critic.optimizer.zero_grad(set_to_none=True)
+        log.warning("critic step skipped, weights unchanged: loss %s, grad norm %s",
+                    total, float(gn))
+        return math.nan
     critic.optimizer.step()
     return total
 
@@ -135,8 +159,14 @@ def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: T
         sums += share * torch.tensor([loss.item(), pg.item(), kl.item(), stats.clip_fraction,
                                       stats.approx_kl], dtype=torch.float64)
     gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    stats = PolicyStepStats(*sums.tolist(), grad_norm=float(gn))
+    if not stats.finite:  # a NaN/inf step would poison every weight: skip it
+        optimizer.zero_grad(set_to_none=True)
+        log.warning("optimiser step skipped, weights unchanged: loss %s, grad norm %s",
+                    stats.loss, stats.grad_norm)
+        return stats
     optimizer.step()
-    return PolicyStepStats(*sums.tolist(), grad_norm=float(gn))
+    return stats
 
 
 def proximal_in_pass(model: PreTrainedModel, cfg: RLConfig) -> bool:
@@ -176,28 +206,38 @@ def ppo_update(model: PreTrainedModel, optimizer: torch.optim.Optimizer, batch: 
     mask = batch.loss_mask
     model.train()
     sums = torch.zeros(7, dtype=torch.float64)
-    n = 0
+    applied = torch.zeros(7, dtype=torch.float64)  # the steps each mean is over
+    skipped = 0
     for _ in range(cfg.update_epochs):
         order = torch.randperm(len(batch), generator=generator)
         for chunk in order.chunk(cfg.minibatches):
             chunk = chunk.to(batch.input_ids.device)
             mb = batch.select(chunk)
-            row = torch.zeros(7, dtype=torch.float64)
             if train_policy:
                 if in_pass:  # the one minibatch is the whole batch, permuted
                     weights, mask = torch.zeros_like(mb.loss_mask), mb.loss_mask
-                row[:6] = torch.tensor(astuple(_policy_step(
+                stats = _policy_step(
                     model, optimizer, mb, None if in_pass else old_logp[chunk],
                     weights if in_pass or weights is None else weights[chunk],
                     ref_logp[chunk] if use_ref and ref_logp is not None else None, cfg,
-                    micro_tokens)))
+                    micro_tokens)
+                if stats.finite:
+                    sums[:6] += torch.tensor(astuple(stats), dtype=torch.float64)
+                    applied[:6] += 1
+                else:
+                    skipped += 1
             if critic is not None:
-                row[6] = _critic_step(critic, mb, chunk, cfg, micro_tokens)
-            sums += row
-            n += 1
-    avg = (sums / max(1, n)).tolist()
+                value_loss = _critic_step(critic, mb, chunk, cfg, micro_tokens)
+                if math.isfinite(value_loss):
+                    sums[6] += value_loss
+                    applied[6] += 1
+                else:
+                    skipped += 1
+    avg = (sums / applied.clamp(min=1)).tolist()
     tis = None if weights is None else is_stats(weights, mask, cfg.tis_cap)
     return UpdateMetrics(*avg[:6], value_loss=avg[6],
                          tis_weight=1.0 if tis is None else tis.mean_weight,
                          tis_clip_fraction=0.0 if tis is None else tis.clip_fraction,
-                         trained_samples=len(batch), dropped_samples=dropped)
+                         trained_samples=len(batch), dropped_samples=dropped,
+                         applied_steps=int(applied[0] + applied[6]),
+                         skipped_steps=skipped)

@@ -12,7 +12,13 @@ Departures from GRPO as published (Shao et al. 2024), and why:
 - the KL term is off by default (`kl_coef=0`), as in DAPO and Dr.GRPO: with a verifiable
   reward the reference anchor mostly slows learning;
 - samples whose reward could not be judged (None) or whose rollout failed are dropped
-  from the update and counted, never scored 0.
+  from the update and counted, never scored 0;
+- nothing non-finite reaches the optimiser (issue 32): a reward that is NaN, infinite or
+  absurd (rewards.base.reward_fault) is unjudged even when it arrives from Python
+  without the rollout runner; advantages (and critic targets) that come out non-finite
+  skip the whole update (`StepUpdate.skipped`), and ppo_update skips any optimiser step
+  whose loss or gradient norm is non-finite. Skips leave the weights as they were and
+  are logged and counted in the step's record (`update_skipped`, `skipped_steps`).
 
 Turn-level credit is used only while its evaluator is trusted: at the first step (and
 every `credit.recalibrate_every` steps) the evaluator is measured against Monte Carlo
@@ -46,6 +52,7 @@ from tracerl.envs.family import TaskFamily
 from tracerl.evals.judges import JudgeConfig
 from tracerl.policy.model import Policy
 from tracerl.policy.weight_sync import EngineSync
+from tracerl.rewards.base import reward_fault
 from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import TokenBatch, collate
 from tracerl.train.config import CreditConfig, TrainConfig
@@ -66,20 +73,25 @@ class StepUpdate:
     """What one RL update did: its optimiser figures, and the evaluator's calibration."""
 
     update: UpdateMetrics | None
-    """None when nothing in the step could be trained on."""
+    """None when nothing in the step could be trained on (or the update was skipped)."""
     calibration: CalibrationReport | None = None
+    skipped: str | None = None
+    """Why the whole update was skipped before any optimiser step (non-finite
+    advantages or critic targets); None when it ran or had nothing to train."""
 
 
 def _judged(t: Trajectory) -> bool:
-    return t.outcome_reward is not None and t.status is not Status.ERROR
+    return (t.outcome_reward is not None and t.status is not Status.ERROR
+            and reward_fault(t.outcome_reward) is None)
 
 
 def trainable(groups: list[Group], drop_uniform: bool) -> tuple[list[Trajectory], int]:
     """Trajectories that enter the loss, and how many were left out.
 
-    Left out: unjudged or failed samples (never scored 0), samples without an action
-    token, and with `drop_uniform` whole groups whose judged rewards are all equal
-    (zero group-relative advantage everywhere).
+    Left out: unjudged or failed samples (never scored 0), samples whose reward is no
+    finite number of sane size (`reward_fault`), samples without an action token, and
+    with `drop_uniform` whole groups whose judged rewards are all equal (zero
+    group-relative advantage everywhere).
     """
     keep = []
     for g in groups:
@@ -241,6 +253,10 @@ class RLStep:
         ref_logp = self._ref_logp(batch)
         inp = self.inputs(groups, keep, batch, ref_logp, step)
         out = self.method.fn(inp, rl)
+        bad = _non_finite(out.advantages, out.returns if self.critic is not None else None)
+        if bad is not None:
+            log.warning("step %d: update skipped, weights unchanged: %s", step, bad)
+            return StepUpdate(None, self.calibration, skipped=bad)
         batch.advantages = out.advantages.to(device)
         _write_back(keep, batch.advantages)
         critic = None
@@ -251,6 +267,15 @@ class RLStep:
                              ref_logp, critic, train_policy=step >= rl.critic_warmup,
                              micro_tokens=self.cfg.micro_batch_tokens)
         return StepUpdate(metrics, self.calibration)
+
+
+def _non_finite(advantages: torch.Tensor, returns: torch.Tensor | None) -> str | None:
+    """Why the credit cannot be trained on (a non-finite advantage or return), or None."""
+    if not bool(torch.isfinite(advantages).all()):
+        return "non-finite advantages"
+    if returns is not None and not bool(torch.isfinite(returns).all()):
+        return "non-finite critic targets"
+    return None
 
 
 def _write_back(keep: list[Trajectory], advantages: torch.Tensor) -> None:
