@@ -277,7 +277,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train", action="store_true",
                         help="enable POST /v1/train: RL updates on the finished episodes")
     parser.add_argument("--out", metavar="RUN_DIR",
-                        help="with --train: write a checkpoint here after every update")
+                        help="with --train: write a checkpoint here after every update "
+                             "(without it the updates are discarded at exit)")
     parser.add_argument("--on-mismatch", choices=ON_MISMATCH, default="split",
                         help="history that does not match the recorded replies: split "
                              "(new root), drop (episode not trained on), reject (HTTP 409)")

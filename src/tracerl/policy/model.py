@@ -8,9 +8,11 @@ character tokenizer to a directory, then loads that directory through the same
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import (
@@ -33,6 +35,30 @@ hf_logging.disable_progress_bar()
 # Stop a turn at the end of a tool call (the env then answers) or at the end of turn.
 STOP_TOKENS = ("</tool_call>", "<|im_end|>")
 TURN_END = "<|im_end|>"
+DESCRIBE_TOOLS_KEY = "tracerl_describe_tools"
+"""A key of the model's config.json: whether its prompts describe the tools. Written
+False for tiny (it learns its tools from demonstrations, and a character per token makes
+a description costly) and, by the Trainer, as each run chose; absent means True (a
+pretrained model cannot guess the tools). Checkpoints and `tracerl export` keep it, so
+a model trained without descriptions is not shown them later because of its name."""
+
+
+def describes_tools(model_config: Any) -> bool:
+    """The recorded tool-description property of a model's config (see above)."""
+    value = getattr(model_config, DESCRIBE_TOOLS_KEY, None)
+    return True if value is None else bool(value)
+
+
+def recorded_describe_tools(model: str | Path) -> bool:
+    """`describes_tools` of a model named in a config (tiny, a directory or a zoo name),
+    read from its config.json without loading weights (True when it has none yet)."""
+    if str(model) == "tiny":
+        return False
+    path = Path(model) / "config.json"
+    if not path.is_file():
+        return True
+    value = json.loads(path.read_text(encoding="utf-8")).get(DESCRIBE_TOOLS_KEY)
+    return True if value is None else bool(value)
 
 
 @dataclass
@@ -68,6 +94,7 @@ def write_tiny(path: str | Path, spec: TinySpec, seed: int) -> Path:
         eos_token_id=tok.convert_tokens_to_ids(TURN_END),
         pad_token_id=tok.pad_token_id,
     )
+    setattr(config, DESCRIBE_TOOLS_KEY, False)
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     model.save_pretrained(str(path))
