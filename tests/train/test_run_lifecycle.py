@@ -160,3 +160,44 @@ def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path):
     assert steps_done >= 0 and not (run / "summary.json").exists()
     assert main(["train", "--resume", str(run), "rl.steps=" + str(steps_done + 1)]) == 0
     assert json.loads((run / "summary.json").read_text())["steps"] == steps_done + 1
+
+
+@pytest.mark.parametrize("bad", ["task.family=no_such_module:Family", "reward=no_such_module:f",
+                                 "task.family=json:no_such_attribute"])
+def test_a_bad_reference_leaves_no_half_made_run_directory(tmp_path, capsys, bad):
+    assert main(_args(tmp_path, "b", bad)) == 2
+    assert "no_such" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()  # so the corrected retry is `b`, not `b-2`
+
+
+def test_overwrite_says_what_it_deletes(tmp_path, capsys):
+    assert main(_args(tmp_path, "o", "stages=[sft]")) == 0
+    capsys.readouterr()
+    assert main([*_args(tmp_path, "o", "stages=[sft]"), "--overwrite"]) == 0
+    err = capsys.readouterr().err
+    assert f"--overwrite: deleted the earlier run in {tmp_path / 'o'}" in err
+    assert "config.yaml" in err and "checkpoints/" in err
+
+
+@pytest.mark.slow  # trains in a subprocess with tracing on, interrupts its process group
+def test_ctrl_c_to_the_process_group_is_quiet_and_loses_no_trace(tmp_path):
+    """A terminal's Ctrl-C reaches every process of the group, the tracing child too: it
+    must neither print a traceback nor be reported as failed (issue 33)."""
+    run = tmp_path / "g"
+    proc = subprocess.Popen([sys.executable, "-m", "tracerl.cli",
+                             *_args(tmp_path, "g", "rl.steps=100000", "trace.enabled=true",
+                                    "log.checkpoint_every=100000")],
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    first_step = run / "metrics.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and not (
+            first_step.is_file() and '"stage": "rl"' in first_step.read_text()):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert "not confirmed" not in err and "tracing process failed" not in err
+    assert f"Resume with: tracerl train --resume {run}" in err
