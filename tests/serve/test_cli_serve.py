@@ -64,3 +64,29 @@ def test_serve_help_is_light():
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert "--on-mismatch" in sub.choices["serve"].format_help()
+
+
+@pytest.mark.slow  # a server process
+def test_port_0_prints_the_bound_port_and_train_says_where_updates_go():
+    proc = subprocess.Popen([sys.executable, "-m", "tracerl.cli", "serve", "tiny",
+                             "tiny.hidden_size=64", "tiny.heads=2", "tiny.intermediate_size=128",
+                             "--port", "0", "--train"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = iter(proc.stdout.readline, "")
+        served = next(line for line in lines if "as model 'tiny' on http://127.0.0.1:" in line)
+        port = int(served.split("http://127.0.0.1:")[1].split("/")[0])
+        assert port != 0
+        assert "discarded at exit; pass --out RUN_DIR" in next(lines)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                models = httpx.get(f"http://127.0.0.1:{port}/v1/models").json()
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert models["data"][0]["id"] == "tiny"
+    finally:
+        proc.terminate()
+        proc.wait(30)
