@@ -191,7 +191,8 @@ def _add_trace_filters(p: argparse.ArgumentParser, limit: bool = True) -> None:
     p.add_argument("--min-reward", type=float, help="only outcome reward >= this")
     p.add_argument("--max-reward", type=float, help="only outcome reward <= this")
     if limit:
-        p.add_argument("--limit", type=int, help="at most this many trajectories")
+        p.add_argument("--limit", type=int, help="at most this many trajectories (list: the "
+                   "latest N)")
 
 
 def add_traces_arguments(parser: argparse.ArgumentParser) -> None:
