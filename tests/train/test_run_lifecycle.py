@@ -92,10 +92,13 @@ def test_a_device_this_build_lacks_is_a_message(tmp_path, capsys):
 
 
 def test_progress_lines_when_the_output_is_not_a_terminal(tmp_path, capsys):
-    assert main(_args(tmp_path, "g", "rl.steps=2", "log.progress=true")) == 0
+    assert main(_args(tmp_path, "g", "rl.steps=2", "log.progress=true",
+                      "log.progress_every_s=0")) == 0
     err = capsys.readouterr().err
-    assert "SFT 2/2" in err and "RL 2/2" in err and "done in" in err
+    assert "SFT 2/2" in err and "RL 1/2" in err and "done in" in err
     assert "held-out success" in err
+    (last,) = [line for line in err.splitlines() if line.startswith("RL 2/2")]  # once
+    assert "done in" in last and "tok/s" in last
 
 
 def test_a_users_reward_by_reference(tmp_path, monkeypatch):
