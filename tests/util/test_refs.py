@@ -2,6 +2,7 @@
 
 import pytest
 
+from tracerl.envs.calc import CalcFamily
 from tracerl.util.refs import Rebuild, import_reference, not_recorded, rebuild_reference
 
 
@@ -48,3 +49,8 @@ def test_a_not_recorded_value_is_refused_with_the_key_to_set():
     value = not_recorded("units", "it is a lambda")
     with pytest.raises(ValueError, match=r"\(units; it is a lambda\).*task.family=module:attr"):
         import_reference(value, "task.family")
+
+
+def test_an_argument_left_at_a_default_that_is_not_plain_data_is_not_needed():
+    assert rebuild_reference(CalcFamily(calls=3), frozenset({"guard", "tool_timeout_s"})) == \
+        Rebuild("tracerl.envs.calc:CalcFamily", {"calls": 3}, call=True)

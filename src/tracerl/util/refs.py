@@ -84,6 +84,13 @@ def _plain(value: Any) -> bool:
     return False
 
 
+def _same(value: Any, default: Any) -> bool:
+    try:
+        return bool(value is default or value == default)
+    except Exception:  # noqa: BLE001 - an == that raises (arrays) is "not the same"
+        return False
+
+
 def _importable(module: str, qualname: str, target: Any) -> str | None:
     """`module:qualname` when importing it gives back `target` itself, else why not."""
     if module == "__main__":
@@ -141,8 +148,9 @@ def _constructor_args(obj: Any, supplied: frozenset[str]) -> Rebuild | str:
             return (f"its argument {p.name!r} is not kept as an attribute of that name, so "
                     "its value cannot be recorded")
         value = getattr(obj, p.name)
+        if p.default is not p.empty and _same(value, p.default):
+            continue  # rebuilt with its default
         if not _plain(value):
             return f"its argument {p.name!r} is a {type(value).__name__}, not plain data"
-        if p.default is p.empty or value != p.default:
-            args[p.name] = value
+        args[p.name] = value
     return Rebuild(f"{cls.__module__}:{cls.__qualname__}", args, call=True)
