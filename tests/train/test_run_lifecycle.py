@@ -183,13 +183,15 @@ def test_overwrite_says_what_it_deletes(tmp_path, capsys):
 
 
 @pytest.mark.slow  # trains in a subprocess with tracing on, interrupts its process group
-def test_ctrl_c_to_the_process_group_is_quiet_and_loses_no_trace(tmp_path):
-    """A terminal's Ctrl-C reaches every process of the group, the tracing child too: it
-    must neither print a traceback nor be reported as failed (issue 33)."""
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_ctrl_c_to_the_process_group_is_quiet_and_loses_no_trace(tmp_path, mode):
+    """A terminal's Ctrl-C reaches every process of the group, the tracing child (and the
+    async rollout worker) too: none may print a traceback, nor the tracer be reported as
+    failed (issue 33)."""
     run = tmp_path / "g"
     proc = subprocess.Popen([sys.executable, "-m", "tracerl.cli",
                              *_args(tmp_path, "g", "rl.steps=100000", "trace.enabled=true",
-                                    "log.checkpoint_every=100000")],
+                                    "log.checkpoint_every=100000", f"rl.mode={mode}")],
                             env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
