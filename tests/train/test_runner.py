@@ -53,3 +53,6 @@ def test_the_trainer_records_its_choice_in_the_checkpoints(tmp_path, fresh_tiny_
     latest = (tmp_path / "d" / "checkpoints" / "latest").read_text().strip()
     saved = json.loads((tmp_path / "d" / "checkpoints" / latest / "config.json").read_text())
     assert saved[DESCRIBE_TOOLS_KEY] is True
+    auto = configlib.load(TrainConfig, None, [f"out_dir={tmp_path}", "name=a", *QUIET])
+    Trainer(auto)  # the built-in tiny records false: what auto chose is saved
+    assert "describe_tools: 'false'" in (tmp_path / "a" / "config.yaml").read_text()

@@ -55,7 +55,7 @@ def _task_config_class() -> type:
         ("describe_tools", Literal["auto", "true", "false"], field(default="auto", metadata={
             "doc": "Describe the tools in the prompt: auto (what the model records: yes "
                    "unless it learned its tools from demonstrations, as tiny does), true, "
-                   "false."})),
+                   "false; a run's config.yaml records what auto chose."})),
         ("tool_timeout_s", float, field(default=5.0, metadata={
             "doc": "Wall-clock limit of one tool call (code: of one sandboxed run)."})),
     ]

@@ -8,6 +8,8 @@ was trained with.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tracerl.envs.family import FamilyWithReward, TaskFamily
 from tracerl.envs.registry import FamilyContext, build_family, resolve
 from tracerl.guard.pipeline import Guard
@@ -23,27 +25,29 @@ from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import ConfigError
 
 
-def describe_tools(config: TrainConfig, policy: Policy | None = None) -> bool:
+def describe_tools(config: TrainConfig, model: Policy | str | Path | None = None) -> bool:
     """Whether the family describes its tools in the prompt: `task.describe_tools`, or
-    (auto) what the model records (policy/model.py `DESCRIBE_TOOLS_KEY`): the loaded
-    `policy`'s, else the one `config.model` names."""
+    (auto) what the model records (policy/model.py `DESCRIBE_TOOLS_KEY`): a loaded
+    Policy's, a model directory's (or a checkpoint's) config.json, else the model
+    `config.model` names."""
     setting = config.task.describe_tools
     if setting != "auto":
         return bool(setting == "true")
-    if policy is not None:
-        return describes_tools(policy.model.config)
-    return recorded_describe_tools(config.model)
+    if isinstance(model, Policy):
+        return describes_tools(model.model.config)
+    return recorded_describe_tools(config.model if model is None else model)
 
 
-def build_task_family(config: TrainConfig, policy: Policy | None = None) -> TaskFamily:
+def build_task_family(config: TrainConfig, model: Policy | str | Path | None = None
+                      ) -> TaskFamily:
     """The configured family through the registry (every family gets the guard), with
-    its outcome reward replaced when `reward` names one. `policy` is the model it is
-    for (see `describe_tools`).
+    its outcome reward replaced when `reward` names one. `model` is the one it is for
+    (see `describe_tools`).
     """
     task = config.task
     guard = Guard(config.guard) if config.guard.enabled else None
     context = FamilyContext(guard=guard, tool_timeout_s=task.tool_timeout_s,
-                            describe_tools=describe_tools(config, policy))
+                            describe_tools=describe_tools(config, model))
     try:
         family = build_family(task.family, task.section(), context, task.family_args)
         if not config.reward:

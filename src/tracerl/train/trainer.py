@@ -115,6 +115,10 @@ class Trainer:
         self.notes: list[str] = []
         config = self._record_given(config, family, reward)
         check_references(config, family=family is None, reward=reward is None)
+        latest = ckpt.latest_checkpoint(Path(run_dir)) if resume and run_dir else None
+        config = self._describe_tools(config, latest, policy)
+        # built before the run directory exists: a family that fails leaves nothing behind
+        self.family = self._family(config, family, reward)
         if resume:
             if run_dir is None:
                 raise ValueError("resume=True needs the run directory")
@@ -136,10 +140,9 @@ class Trainer:
         self._set_threads()
         map_large_blocks()  # freed activations go back to the OS (train/malloc.py)
         _seed_everything(config.seed)
-        latest = ckpt.latest_checkpoint(self.run_dir) if resume else None
         self.policy = self._load_policy(latest, policy)
         # the model records how its prompts show the tools; checkpoints and exports keep it
-        setattr(self.policy.model.config, DESCRIBE_TOOLS_KEY, describe_tools(config, self.policy))
+        setattr(self.policy.model.config, DESCRIBE_TOOLS_KEY, config.task.describe_tools == "true")
         self.sampler = build_sampler(config, self.policy)
         self.engine = engine_sync(config, self.sampler)
         """Set when the sampler holds its own copy of the weights (vLLM): synced at each
@@ -149,7 +152,6 @@ class Trainer:
             ckpt.set_rng_state(rng, self._sampler_rng())
             self._reopen_if_extended()
         write_config(self.run_dir, config)
-        self.family = self._family(family, reward)
         # a rollout worker process can rebuild the family from config.yaml
         self._family_from_config = rebuildable(config)
         self._warn_episode_length()
@@ -200,17 +202,30 @@ class Trainer:
                     self.notes.append(note)
         return config
 
-    def _family(self, given: TaskFamily | None, reward: Reward | None) -> TaskFamily:
+    @staticmethod
+    def _describe_tools(config: TrainConfig, latest: Path | None,
+                        given: Policy | None) -> TrainConfig:
+        """`task.describe_tools` resolved (auto: what the model to be loaded records), so
+        config.yaml says what the run did and eval, resume and workers do the same."""
+        model: Policy | Path | str = config.model
+        if latest is not None and (latest / "config.json").is_file():
+            model = latest  # a full checkpoint (a LoRA one records its base: config.model)
+        elif given is not None:
+            model = given
+        describe = "true" if describe_tools(config, model) else "false"
+        return replace(config, task=replace(config.task, describe_tools=describe))  # type: ignore[type-var]
+
+    def _family(self, config: TrainConfig, given: TaskFamily | None,
+                reward: Reward | None) -> TaskFamily:
         """The family the run trains on: the given one (its reward replaced by the given
         reward or `reward=`), else the configured one."""
         if given is None and reward is None:
-            return build_task_family(self.cfg, self.policy)
-        family = given if given is not None else build_task_family(
-            replace(self.cfg, reward=""), self.policy)
+            return build_task_family(config)
+        family = given if given is not None else build_task_family(replace(config, reward=""))
         if reward is not None:
             return FamilyWithReward(family, reward)
-        if self.cfg.reward:
-            return FamilyWithReward(family, resolve_reward(self.cfg.reward))  # type: ignore[arg-type]
+        if config.reward:
+            return FamilyWithReward(family, resolve_reward(config.reward))  # type: ignore[arg-type]
         return family
 
     def _reopen_if_extended(self) -> None:
