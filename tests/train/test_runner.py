@@ -4,7 +4,7 @@
 import json
 
 from tracerl.cli import main
-from tracerl.policy.model import DESCRIBE_TOOLS_KEY, load_policy, recorded_describe_tools
+from tracerl.policy.model import DESCRIBE_TOOLS_KEY, describes_tools_at, load_policy
 from tracerl.train import TrainConfig, Trainer, configlib
 from tracerl.train.checkpoint import TrainerState, save_checkpoint
 from tracerl.train.runner import build_task_family
@@ -26,7 +26,7 @@ def test_an_exported_tiny_model_is_still_not_shown_the_tools(tmp_path, tiny_poli
     assert main(["export", str(tmp_path / "run")]) == 0
     export = tmp_path / "run" / "export"
     assert json.loads((export / "config.json").read_text())[DESCRIBE_TOOLS_KEY] is False
-    assert recorded_describe_tools(export) is False
+    assert describes_tools_at(export) is False
     assert _family(str(export)).describe_tools is False
     assert _family(str(export), policy=load_policy(export)).describe_tools is False
     task = _family(str(export)).tasks("heldout", 1, seed=0)[0]
@@ -40,6 +40,8 @@ def test_a_model_that_records_nothing_is_shown_the_tools_and_the_key_decides(tmp
     del config[DESCRIBE_TOOLS_KEY]  # as a pretrained model's
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert _family(str(tmp_path)).describe_tools is True
+    # a checkpoint of a tiny run from before the key existed: the run says tiny
+    assert _family("tiny", policy=str(tmp_path)).describe_tools is False
     assert _family(str(tmp_path), "task.describe_tools=false").describe_tools is False
     assert _family("tiny", "task.describe_tools=true").describe_tools is True
 

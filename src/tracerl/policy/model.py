@@ -38,27 +38,25 @@ TURN_END = "<|im_end|>"
 DESCRIBE_TOOLS_KEY = "tracerl_describe_tools"
 """A key of the model's config.json: whether its prompts describe the tools. Written
 False for tiny (it learns its tools from demonstrations, and a character per token makes
-a description costly) and, by the Trainer, as each run chose; absent means True (a
-pretrained model cannot guess the tools). Checkpoints and `tracerl export` keep it, so
-a model trained without descriptions is not shown them later because of its name."""
+a description costly) and, by the Trainer, as each run chose. Checkpoints and `tracerl
+export` keep it, so a model trained without descriptions is not shown them later
+because its name changed. A model without it (a pretrained one) records nothing."""
 
 
-def describes_tools(model_config: Any) -> bool:
-    """The recorded tool-description property of a model's config (see above)."""
+def describes_tools(model_config: Any) -> bool | None:
+    """The tool-description property a loaded model's config records (None: nothing)."""
     value = getattr(model_config, DESCRIBE_TOOLS_KEY, None)
-    return True if value is None else bool(value)
+    return None if value is None else bool(value)
 
 
-def recorded_describe_tools(model: str | Path) -> bool:
-    """`describes_tools` of a model named in a config (tiny, a directory or a zoo name),
-    read from its config.json without loading weights (True when it has none yet)."""
-    if str(model) == "tiny":
-        return False
+def describes_tools_at(model: str | Path) -> bool | None:
+    """`describes_tools` of a model directory (or checkpoint), read from its config.json
+    without loading weights; None when it has none or records nothing."""
     path = Path(model) / "config.json"
     if not path.is_file():
-        return True
+        return None
     value = json.loads(path.read_text(encoding="utf-8")).get(DESCRIBE_TOOLS_KEY)
-    return True if value is None else bool(value)
+    return None if value is None else bool(value)
 
 
 @dataclass

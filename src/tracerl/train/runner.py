@@ -13,7 +13,7 @@ from pathlib import Path
 from tracerl.envs.family import FamilyWithReward, TaskFamily
 from tracerl.envs.registry import FamilyContext, build_family, resolve
 from tracerl.guard.pipeline import Guard
-from tracerl.policy.model import Policy, describes_tools, recorded_describe_tools
+from tracerl.policy.model import Policy, describes_tools, describes_tools_at
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.policy.sampling import Sampler
 from tracerl.policy.weight_sync import EngineSync
@@ -28,14 +28,18 @@ from tracerl.train.configlib import ConfigError
 def describe_tools(config: TrainConfig, model: Policy | str | Path | None = None) -> bool:
     """Whether the family describes its tools in the prompt: `task.describe_tools`, or
     (auto) what the model records (policy/model.py `DESCRIBE_TOOLS_KEY`): a loaded
-    Policy's, a model directory's (or a checkpoint's) config.json, else the model
-    `config.model` names."""
+    Policy's, a model directory's (or a checkpoint's) config.json, else the one
+    `config.model` names. A model that records nothing is described the tools (a
+    pretrained model cannot guess them), except in a run of the built-in tiny: its
+    checkpoints written before the key existed hold none."""
     setting = config.task.describe_tools
     if setting != "auto":
         return bool(setting == "true")
     if isinstance(model, Policy):
-        return describes_tools(model.model.config)
-    return recorded_describe_tools(config.model if model is None else model)
+        recorded = describes_tools(model.model.config)
+    else:
+        recorded = describes_tools_at(config.model if model is None else model)
+    return config.model != "tiny" if recorded is None else recorded
 
 
 def build_task_family(config: TrainConfig, model: Policy | str | Path | None = None
