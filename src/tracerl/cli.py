@@ -108,8 +108,18 @@ def _dispatch(args: argparse.Namespace) -> int:
     return int(importlib.import_module(args.module).run(args))
 
 
+def _find_local_modules() -> None:
+    """`task.family=units_task:UnitsFamily` finds units_task.py in the current directory,
+    as `python -m` would (a console script puts only its own directory on sys.path). It
+    goes last, so a file there never shadows an installed module."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _find_local_modules()
     try:
         return _dispatch(args)
     except FileNotFoundError as e:

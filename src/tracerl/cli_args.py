@@ -191,7 +191,8 @@ def _add_trace_filters(p: argparse.ArgumentParser, limit: bool = True) -> None:
     p.add_argument("--min-reward", type=float, help="only outcome reward >= this")
     p.add_argument("--max-reward", type=float, help="only outcome reward <= this")
     if limit:
-        p.add_argument("--limit", type=int, help="at most this many trajectories")
+        p.add_argument("--limit", type=int, help="at most this many trajectories (list: the "
+                   "latest N)")
 
 
 def add_traces_arguments(parser: argparse.ArgumentParser) -> None:
@@ -277,7 +278,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train", action="store_true",
                         help="enable POST /v1/train: RL updates on the finished episodes")
     parser.add_argument("--out", metavar="RUN_DIR",
-                        help="with --train: write a checkpoint here after every update")
+                        help="with --train: write a checkpoint here after every update "
+                             "(without it the updates are discarded at exit)")
     parser.add_argument("--on-mismatch", choices=ON_MISMATCH, default="split",
                         help="history that does not match the recorded replies: split "
                              "(new root), drop (episode not trained on), reject (HTTP 409)")

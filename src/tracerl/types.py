@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -259,6 +260,27 @@ def assistant_message(turn: Turn) -> Message:
         content=turn.info.get("content", turn.action_text),
         tool_calls=tuple(turn.tool_calls),
     )
+
+
+def text_trajectory(messages: Sequence[Message], task_id: str = "",
+                    malformed: Mapping[int, Sequence[ToolResult]] | None = None,
+                    answer: Any = None, metadata: Mapping[str, Any] | None = None
+                    ) -> Trajectory:
+    """A text-only Trajectory: messages before the first assistant one are the task,
+    each assistant message is a Turn, the messages after it its observations.
+    `malformed[i]`: the malformed-call results of message i (see `parse_message`)."""
+    first = next((i for i, m in enumerate(messages) if m.role == "assistant"), len(messages))
+    task = Task(id=task_id, messages=tuple(messages[:first]), answer=answer,
+                metadata=dict(metadata or {}))
+    turns: list[Turn] = []
+    for i, msg in enumerate(messages[first:], start=first):
+        if msg.role == "assistant":
+            turns.append(Turn(action_ids=[], action_logprobs=[], action_text=msg.content,
+                              tool_calls=list(msg.tool_calls),
+                              tool_results=list((malformed or {}).get(i, ()))))
+        else:
+            turns[-1].observations.append(msg)
+    return Trajectory(task=task, prompt_ids=[], turns=turns)
 
 
 @dataclass

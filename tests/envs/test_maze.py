@@ -1,10 +1,12 @@
 import asyncio
 import random
+import re
+from pathlib import Path
 
 import pytest
 
 from tracerl.envs.base import check_env
-from tracerl.envs.maze import MazeFamily, distance, parse_cell
+from tracerl.envs.maze import MazeConfig, MazeFamily, distance, parse_cell
 from tracerl.policy.tokenizer import build_char_tokenizer
 from tracerl.rollout.demos import trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
@@ -95,3 +97,12 @@ def test_bad_sizes_are_rejected():
         MazeFamily(size=4, min_moves=8, max_moves=8)
 
 
+
+
+def test_the_readme_states_the_default_mazes_calls_and_the_max_turns_they_need():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    turns, low, high = map(int, re.search(
+        r"task\.family=maze rl\.max_turns=(\d+)` \((\d+)-(\d+) tool calls", readme).groups())
+    section = MazeConfig()
+    family = MazeFamily(section.size, section.min_moves, section.max_moves, section.slack)
+    assert (low, high) == (section.min_moves, family.max_turns) and turns >= family.max_turns

@@ -121,3 +121,20 @@ def test_bad_baseline_is_a_clear_error(jsonl, tmp_path, capsys):
     bad.write_text("{")
     assert _cli(str(jsonl), "--metric", "exact_match", "--baseline", str(bad))[0] == 2
     assert "--baseline" in capsys.readouterr().err
+
+
+def test_exact_match_at_zero_hints_at_the_label_and_prefix_drops_it(tmp_path):
+    path = tmp_path / "calc.jsonl"
+    path.write_text(json.dumps({"answer": "42", "messages": [
+        {"role": "user", "content": "6*7?"}, {"role": "assistant", "content": "Answer: 42"}]}))
+    code, out = _cli(str(path), "--metric", "exact_match")
+    assert code == 0 and "exact_match:prefix=Answer:" in out and "numeric_match" in out
+    code, out = _cli(str(path), "--metric", "exact_match:prefix=Answer:", "--json")
+    assert json.loads(out)["aggregates"]["exact_match"]["mean"] == 1.0
+
+
+def test_a_metric_missing_its_required_option_says_how_to_give_it(jsonl, capsys):
+    assert _cli(str(jsonl), "--metric", "tool_call_validity")[0] == 2
+    err = capsys.readouterr().err
+    assert "needs the option schemas: --metric tool_call_validity:schemas=..." in err
+    assert "TypeError" not in err and "positional argument" not in err

@@ -133,3 +133,10 @@ def test_python_dash_m_entry_point(run_dir):
     proc = subprocess.run([sys.executable, "-m", "tracerl.trace.cli_traces", "list",
                            str(run_dir), "--runs"], capture_output=True, text=True, check=True)
     assert "exp" in proc.stdout
+
+
+def test_list_limit_keeps_the_latest_the_one_show_picks(run_dir):
+    _, listed = _cli("list", str(run_dir), "--limit", "1", "--json")
+    (row,) = [json.loads(line) for line in listed.splitlines()]
+    _, shown = _cli("show", str(run_dir))
+    assert row["sample_index"] == 1 and f"trajectory {row['trace_id']}" in shown

@@ -15,6 +15,7 @@ from tracerl.trace import (
     Tracer,
     TraceStore,
     instrument_openai,
+    load_trajectory,
     set_default_tracer,
     trace_span,
     traced,
@@ -148,3 +149,38 @@ def test_wrapped_client_delegates_other_attributes(tracer, chat_url):
 def test_object_without_chat_completions_is_rejected():
     with pytest.raises(TypeError, match="no .chat.completions.create"):
         instrument_openai(object())
+
+
+REPLY = "hi there"
+
+
+class _Completions:
+    def create(self, **kwargs):
+        return {"choices": [{"message": {"role": "assistant", "content": REPLY}}]}
+
+
+class _Chat:
+    completions = _Completions()
+
+
+class _Client:
+    chat = _Chat()
+
+
+def test_a_top_level_span_of_agent_code_is_listed_and_rebuilt_as_a_trajectory(tmp_path):
+    """Without it `tracerl traces show RUN` found nothing and `tracerl eval RUN` scored
+    0 items after a traced agent ran (issue 33)."""
+    client = instrument_openai(_Client(), tracer := Tracer.for_run(tmp_path / "agent"))
+    with trace_span("q", kind="AGENT", reference={"answer": "hi", "tags": "t"}, tracer=tracer):
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "q?"}])
+    client.chat.completions.create(model="m", messages=[{"role": "user", "content": "lone"}])
+    tracer.close()
+    with TraceStore(tmp_path / "agent") as store:
+        rows = store.trajectories(run="agent")
+        assert [r.status for r in rows] == ["done", "done"]
+        rebuilt = [load_trajectory(store, r.trace_id) for r in rows]
+    first = next(t for t in rebuilt if t.task.answer == "hi")
+    assert first.task.metadata == {"tags": "t"}
+    assert [m.content for m in first.task.messages] == ["q?"]
+    assert first.final_text == REPLY
+    assert any(t.task.answer is None and t.task.messages[0].content == "lone" for t in rebuilt)

@@ -19,11 +19,11 @@ def test_guard_decisions_get_one_series_per_recorded_action():
 
 
 def test_all_zero_unjudged_and_kl_are_left_out_unless_zeros_are_kept():
-    assert "Unjudged" not in _titles(RL) and "KL" not in _titles(RL)
+    assert "Unjudged" not in _titles(RL) and "KL to reference" not in _titles(RL)
     kept = panels(RL, [], keep_zeros=True)
     unjudged = next(p for p in kept if p.title == "Unjudged")
     assert [s.label.split()[0] for s in unjudged.series] == ["unjudged", "env_errors"]
-    assert "KL" in [p.title for p in kept]
+    assert "KL to reference" in [p.title for p in kept]
 
 
 def test_an_unjudged_sample_shows_its_panel():

@@ -34,15 +34,17 @@ def _axes(fig) -> dict:
 
 
 def test_one_panel_per_quantity_with_data(figure):
-    assert list(_axes(figure)) == ["Reward", "Success", "Tool use", "SFT loss", "KL",
-                                   "Clip fraction"]  # no DPO, no entropy: not recorded
+    # no DPO, no entropy: not recorded; no KL to reference: kl is 0 (kl_coef 0)
+    assert list(_axes(figure)) == ["Reward", "Success", "Tool use", "SFT loss",
+                                   "KL to behaviour policy", "Clip fraction"]
     assert figure.get_suptitle() == "exp: training curves"
 
 
 def test_axes_are_labelled_with_their_steps(figure):
     axes = _axes(figure)
     assert axes["SFT loss"].get_xlabel() == "SFT step"
-    assert {axes[t].get_xlabel() for t in ("Reward", "Success", "Tool use", "KL")} == {"RL step"}
+    assert {axes[t].get_xlabel() for t in ("Reward", "Success", "Tool use",
+                                           "KL to behaviour policy")} == {"RL step"}
     assert all(ax.get_ylabel() for ax in axes.values())
 
 
@@ -50,12 +52,15 @@ def test_success_has_train_per_step_and_held_out_at_every_evaluation(figure):
     train, held_out = _axes(figure)["Success"].get_lines()
     assert list(train.get_xdata()) == [1, 2, 3, 4]
     assert list(held_out.get_xdata()) == [0, 2, 4] and list(held_out.get_ydata()) == [0.1, 0.3, 0.6]
-    assert held_out.get_marker() == "o" and held_out.get_linestyle() == "-"
+    assert held_out.get_marker() == "o" and held_out.get_linestyle() == "--"
 
 
 def test_kl_to_a_missing_reference_is_left_out(figure):
-    (line,) = _axes(figure)["KL"].get_lines()
-    assert line.get_label().startswith("approx_kl")
+    """Without a reference (kl_coef 0) only the update's KL to the behaviour policy is
+    drawn, under a title that says so, not one a reader takes for KL to the reference."""
+    assert "KL to reference" not in _axes(figure)
+    (line,) = _axes(figure)["KL to behaviour policy"].get_lines()
+    assert line.get_label().startswith("approx_kl (sampling policy")
 
 
 def test_plot_curves_writes_the_png_and_names_its_panels(tmp_path):
@@ -69,3 +74,21 @@ def test_plot_curves_writes_the_png_and_names_its_panels(tmp_path):
 def test_no_records_still_write_a_figure(tmp_path):
     assert plot_curves([], [], tmp_path / "curves.png") == []
     assert (tmp_path / "curves.png").exists()
+
+
+def test_the_train_line_is_drawn_over_an_equal_held_out_line_and_guard_events_are_markers():
+    records = [{"stage": "rl", "step": k, "success": 0.0, "kl": 0.02, "approx_kl": 0.001,
+                **({"guard/block": 1.0} if k in (2, 9) else {"guard/block": 0.0})}
+               for k in range(1, 11)]
+    evals = [{"step": 0, "success": 0.0}, {"step": 10, "success": 0.0, "final": True}]
+    fig = curves_figure(records, evals)
+    try:
+        axes = _axes(fig)
+        train, held_out = axes["Success"].get_lines()
+        assert train.get_zorder() > held_out.get_zorder() and held_out.get_fillstyle() == "none"
+        (guard,) = axes["Guard decisions"].get_lines()
+        assert list(guard.get_xdata()) == [2, 9] and guard.get_linestyle() == "None"
+        (kl,) = axes["KL to reference"].get_lines()
+        assert kl.get_label().startswith("kl (policy || reference")
+    finally:
+        plt.close(fig)

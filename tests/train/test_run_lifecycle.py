@@ -92,10 +92,13 @@ def test_a_device_this_build_lacks_is_a_message(tmp_path, capsys):
 
 
 def test_progress_lines_when_the_output_is_not_a_terminal(tmp_path, capsys):
-    assert main(_args(tmp_path, "g", "rl.steps=2", "log.progress=true")) == 0
+    assert main(_args(tmp_path, "g", "rl.steps=2", "log.progress=true",
+                      "log.progress_every_s=0")) == 0
     err = capsys.readouterr().err
-    assert "SFT 2/2" in err and "RL 2/2" in err and "done in" in err
+    assert "SFT 2/2" in err and "RL 1/2" in err and "done in" in err
     assert "held-out success" in err
+    (last,) = [line for line in err.splitlines() if line.startswith("RL 2/2")]  # once
+    assert "done in" in last and "tok/s" in last
 
 
 def test_a_users_reward_by_reference(tmp_path, monkeypatch):
@@ -160,3 +163,50 @@ def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path):
     assert steps_done >= 0 and not (run / "summary.json").exists()
     assert main(["train", "--resume", str(run), "rl.steps=" + str(steps_done + 1)]) == 0
     assert json.loads((run / "summary.json").read_text())["steps"] == steps_done + 1
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("task.family=no_such_module:Family", "cannot import 'no_such_module'"),
+    ("reward=no_such_module:f", "cannot import 'no_such_module'"),
+    ("task.family=json:no_such_attribute", "has no attribute 'no_such_attribute'"),
+    ("task.family=json:dumps", "calling it with"),  # imports, but builds no family
+])
+def test_a_bad_reference_leaves_no_half_made_run_directory(tmp_path, capsys, bad, message):
+    assert main(_args(tmp_path, "b", bad)) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()  # so the corrected retry is `b`, not `b-2`
+
+
+def test_overwrite_says_what_it_deletes(tmp_path, capsys):
+    assert main(_args(tmp_path, "o", "stages=[sft]")) == 0
+    capsys.readouterr()
+    assert main([*_args(tmp_path, "o", "stages=[sft]"), "--overwrite"]) == 0
+    err = capsys.readouterr().err
+    assert f"--overwrite: deleted the earlier run in {tmp_path / 'o'}" in err
+    assert "config.yaml" in err and "checkpoints/" in err
+
+
+@pytest.mark.slow  # trains in a subprocess with tracing on, interrupts its process group
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_ctrl_c_to_the_process_group_is_quiet_and_loses_no_trace(tmp_path, mode):
+    """A terminal's Ctrl-C reaches every process of the group, the tracing child (and the
+    async rollout worker) too: none may print a traceback, nor the tracer be reported as
+    failed (issue 33)."""
+    run = tmp_path / "g"
+    proc = subprocess.Popen([sys.executable, "-m", "tracerl.cli",
+                             *_args(tmp_path, "g", "rl.steps=100000", "trace.enabled=true",
+                                    "log.checkpoint_every=100000", f"rl.mode={mode}")],
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    first_step = run / "metrics.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and not (
+            first_step.is_file() and '"stage": "rl"' in first_step.read_text()):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert "not confirmed" not in err and "tracing process failed" not in err
+    assert f"Resume with: tracerl train --resume {run}" in err

@@ -34,7 +34,8 @@ def test_run_page_shows_each_runs_summary_config_and_traces(client):
 
 def test_curves_overlay_every_run_on_one_step_axis(client):
     charts = {c["title"]: c for c in client.get("/api/charts").json()["charts"]}
-    assert {"Reward", "Success", "Tool use", "KL", "Clip fraction", "Unjudged",
+    assert {"Reward", "Success", "Tool use", "KL to behaviour policy", "Clip fraction",
+            "Unjudged",
             "Guard decisions"} <= set(charts)
     reward = charts["Reward"]
     assert reward["x"] == [0, 1, 2, 3]  # held-out at 0 and 3, training at 1-3

@@ -106,7 +106,8 @@ def test_run_page_draws_the_curves_of_both_runs(page, shots):
     page.goto("/")
     page.wait_for_selector("#charts[data-ready=true]")
     titles = page.locator(".chart h3").all_inner_texts()
-    assert {"Reward", "Success", "Tool use", "KL", "Unjudged", "Guard decisions"} <= set(titles)
+    assert {"Reward", "Success", "Tool use", "KL to behaviour policy", "Unjudged",
+            "Guard decisions"} <= set(titles)
     assert page.locator(".chart canvas").count() == len(titles)
     legend = page.locator(".chart[data-title=Reward] .u-legend").inner_text()
     assert "search: train (per step)" in legend and "search-b: held-out (evaluations)" in legend

@@ -277,7 +277,7 @@ class MazeConfig:
 
 @register_family("maze", MazeConfig)
 def build_maze(section: MazeConfig, context: FamilyContext) -> MazeFamily:
-    """A grid walk to a goal, one move tool call per step (8-20 calls per episode)."""
+    """A grid walk to a goal, one move call per step (8-14 calls; set rl.max_turns=14)."""
     return MazeFamily(section.size, section.min_moves, section.max_moves, section.slack,
                       section.detour_prob, guard=context.guard,
                       describe_tools=context.describe_tools,

@@ -18,8 +18,9 @@ the modules of this package and are found by importing them. A family outside th
 package is named as `module:attribute` and imported on use: a builder registered as
 above (its section's defaults apply), a TaskFamily class or zero-argument factory
 (given the FamilyContext fields its signature names: `guard=`, `tool_timeout_s=`,
-`describe_tools=`), or a TaskFamily
-instance.
+`describe_tools=`, plus `task.family_args`), or a TaskFamily instance. A module in the
+current directory is found by the `tracerl` command (it puts the directory on
+sys.path, as `python -m` does).
 """
 
 from __future__ import annotations
@@ -103,10 +104,11 @@ class NoSection:
     """A family named by reference has no config section of its own."""
 
 
-def resolve(name: str) -> FamilySpec:
-    """The spec for a registered name or a `module:attribute` reference."""
+def resolve(name: str, args: Mapping[str, Any] | None = None) -> FamilySpec:
+    """The spec for a registered name or a `module:attribute` reference; `args` are the
+    keyword arguments a referenced class or factory is called with (`task.family_args`)."""
     _load_builtins()
-    if name in _REGISTRY:
+    if name in _REGISTRY and not args:
         return _REGISTRY[name]
     if ":" not in name:
         raise UnknownFamilyError(f"unknown task family {name!r}; registered: "
@@ -116,13 +118,17 @@ def resolve(name: str) -> FamilySpec:
     except UnresolvedReference as e:
         raise UnknownFamilyError(str(e)) from e
     registered = getattr(target, "family_name", None)
+    builds_itself = (registered is not None and registered in _REGISTRY) or _is_family(target)
+    if args and (builds_itself or not callable(target)):
+        raise UnknownFamilyError(f"task.family_args {dict(args)} apply to a family class or "
+                                 f"factory; {name!r} is a registered builder or an instance")
     if registered is not None and registered in _REGISTRY:
         return _REGISTRY[registered]
     if _is_family(target):
         return FamilySpec(name, NoSection, lambda section, context: target, "")
     if callable(target):
-        return FamilySpec(name, NoSection, lambda section, context: _construct(name, target,
-                                                                              context), "")
+        return FamilySpec(name, NoSection, lambda section, context: _construct(
+            name, target, context, dict(args or {})), "")
     raise UnknownFamilyError(f"task family {name!r}: expected a TaskFamily class, factory or "
                              f"instance, or a @register_family builder; got {type(target)}")
 
@@ -132,14 +138,16 @@ def _is_family(obj: Any) -> bool:
         hasattr(obj, a) for a in ("tasks", "make_env", "reward"))
 
 
-def _construct(name: str, factory: Callable[..., Any], context: FamilyContext) -> TaskFamily:
-    """Call a family class or factory, passing the context's fields it accepts by name."""
+def _construct(name: str, factory: Callable[..., Any], context: FamilyContext,
+               args: dict[str, Any]) -> TaskFamily:
+    """Call a family class or factory with `args` and the context's fields it accepts."""
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):
         params = {}  # type: ignore[assignment]
     kwargs = {f.name: getattr(context, f.name) for f in fields(FamilyContext)
               if f.name in params}
+    kwargs.update(args)
     try:
         family = factory(**kwargs)
     except TypeError as e:
@@ -151,9 +159,11 @@ def _construct(name: str, factory: Callable[..., Any], context: FamilyContext) -
     return family
 
 
-def build_family(name: str, section: Any, context: FamilyContext) -> TaskFamily:
-    """Build family `name` from its section (None = the section's defaults)."""
-    spec = resolve(name)
+def build_family(name: str, section: Any, context: FamilyContext,
+                 args: Mapping[str, Any] | None = None) -> TaskFamily:
+    """Build family `name` from its section (None = the section's defaults); `args`: the
+    keyword arguments of a family class named by reference (`task.family_args`)."""
+    spec = resolve(name, args)
     return spec.build(section if section is not None else spec.section(), context)
 
 

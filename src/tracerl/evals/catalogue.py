@@ -10,6 +10,7 @@ Every metric is a Metric, so `as_reward(metric)` makes it a trajectory Reward an
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -96,7 +97,9 @@ def _entries() -> tuple[Entry, ...]:
     ans = ("answer",)
     return (
         # strings
-        E("exact_match", ExactMatch, "strings", "answer; reference answer", reference=ans),
+        E("exact_match", ExactMatch, "strings",
+          "answer (casefolded); reference answer; prefix= a label to drop (Answer:)",
+          reference=ans),
         E("contains", Contains, "strings", "answer; substring= or reference answer",
           reference=ans),
         E("regex_match", RegexMatch, "strings", "answer; pattern= (required)"),
@@ -203,7 +206,24 @@ def build(name: str, **options: Any) -> Metric:
     ValueErrors naming what is wrong."""
     if name not in BY_NAME:
         raise ValueError(f"unknown metric {name!r}; `tracerl metrics` lists them")
+    entry = BY_NAME[name]
+    missing = _required(entry.build) - set(options)
+    if missing:
+        given = ",".join(f"{k}=..." for k in sorted(missing))
+        raise ValueError(f"metric {name!r} needs the option {', '.join(sorted(missing))}: "
+                         f"--metric {name}:{given} (a value @file.json is read from that "
+                         f"file; its inputs: {entry.inputs})")
     try:
-        return BY_NAME[name].build(**options)
+        return entry.build(**options)
     except TypeError as exc:
         raise ValueError(f"metric {name!r}: {exc}") from exc
+
+
+def _required(build: Callable[..., Any]) -> set[str]:
+    """The options a metric cannot be built without (its parameters with no default)."""
+    try:
+        params = inspect.signature(build).parameters.values()
+    except (TypeError, ValueError):
+        return set()
+    return {p.name for p in params if p.default is p.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}

@@ -83,6 +83,11 @@ def _report(report: EvalReport, args: argparse.Namespace, out: TextIO,
         out.write(full + "\n")
         return
     out.write(report.table(by=getattr(args, "by", None)) + "\n")
+    exact = report.aggregates.get("exact_match")
+    if exact is not None and exact.scored and not exact.mean:
+        out.write("\nexact_match compares the whole answer (casefolded, spaces collapsed): "
+                  "'Answer: 42' is not '42'. To drop a label: --metric "
+                  "exact_match:prefix=Answer: ; to compare the last number: numeric_match\n")
     if baseline is not None:
         out.write(f"\nagainst the baseline {args.baseline} (paired sign-flip test):\n"
                   + compare(baseline, report).table() + "\n")

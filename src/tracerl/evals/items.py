@@ -8,13 +8,22 @@ without token ids becomes a text-only Trajectory (empty id lists).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tracerl.evals.fault import MissingReference
-from tracerl.types import Message, Task, ToolCall, ToolResult, Trajectory, Turn, assistant_message
+from tracerl.types import (
+    Message,
+    Task,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    Turn,
+    assistant_message,
+    text_trajectory,
+)
 from tracerl.util.jsonl import json_lines
 
 T = TypeVar("T")
@@ -114,25 +123,6 @@ def item_from_trajectory(traj: Trajectory, item_id: str | None = None) -> EvalIt
     return EvalItem(item_id or default_id, traj, reference_of(traj))
 
 
-def trajectory_from_messages(messages: Sequence[Message], task_id: str = "",
-                             malformed: Mapping[int, Sequence[ToolResult]] | None = None
-                             ) -> Trajectory:
-    """A text-only Trajectory: messages before the first assistant one are the task,
-    each assistant message is a Turn, the messages after it its observations.
-    `malformed[i]`: the malformed-call results of message i (see `parse_message`)."""
-    first = next((i for i, m in enumerate(messages) if m.role == "assistant"), len(messages))
-    task = Task(id=task_id, messages=tuple(messages[:first]))
-    turns: list[Turn] = []
-    for i, msg in enumerate(messages[first:], start=first):
-        if msg.role == "assistant":
-            turns.append(Turn(action_ids=[], action_logprobs=[], action_text=msg.content,
-                              tool_calls=list(msg.tool_calls),
-                              tool_results=list((malformed or {}).get(i, ()))))
-        else:
-            turns[-1].observations.append(msg)
-    return Trajectory(task=task, prompt_ids=[], turns=turns)
-
-
 def _lenient_call(data: Any, index: int) -> ToolCall | ToolResult:
     """A ToolCall, or for one that does not parse the ToolResult a rollout records for a
     malformed call: the call is nameless (it matches nothing) and the reason is kept."""
@@ -178,8 +168,7 @@ def item_from_record(record: Mapping[str, Any], where: str) -> EvalItem:
     item_id = str(record.get("id", record.get("trace_id", where)))
     task = record.get("task_id", record.get("task"))
     reference = {k: v for k, v in record.items() if k != "messages"}
-    traj = trajectory_from_messages(messages, task if isinstance(task, str) else item_id,
-                                    malformed)
+    traj = text_trajectory(messages, task if isinstance(task, str) else item_id, malformed)
     return EvalItem(item_id, traj, reference)
 
 

@@ -51,8 +51,11 @@ def _config(args: argparse.Namespace) -> tuple[OptimizeConfig, Path]:
     config, run_dir = config_from_args(OptimizeConfig, args)
     if run_dir is not None:
         return config, run_dir
-    run_dir, name = fresh_run_dir(config.out_dir, config.name,
-                                  bool(getattr(args, "overwrite", False)))
+    run_dir, name, deleted = fresh_run_dir(config.out_dir, config.name,
+                                           bool(getattr(args, "overwrite", False)))
+    if deleted:
+        print(f"tracerl optimize: --overwrite deleted the earlier run in {run_dir} "
+              f"({deleted})", file=sys.stderr)
     return replace(config, name=name), run_dir
 
 

@@ -8,9 +8,11 @@ character tokenizer to a directory, then loads that directory through the same
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import (
@@ -33,6 +35,28 @@ hf_logging.disable_progress_bar()
 # Stop a turn at the end of a tool call (the env then answers) or at the end of turn.
 STOP_TOKENS = ("</tool_call>", "<|im_end|>")
 TURN_END = "<|im_end|>"
+DESCRIBE_TOOLS_KEY = "tracerl_describe_tools"
+"""A key of the model's config.json: whether its prompts describe the tools. Written
+False for tiny (it learns its tools from demonstrations, and a character per token makes
+a description costly) and, by the Trainer, as each run chose. Checkpoints and `tracerl
+export` keep it, so a model trained without descriptions is not shown them later
+because its name changed. A model without it (a pretrained one) records nothing."""
+
+
+def describes_tools(model_config: Any) -> bool | None:
+    """The tool-description property a loaded model's config records (None: nothing)."""
+    value = getattr(model_config, DESCRIBE_TOOLS_KEY, None)
+    return None if value is None else bool(value)
+
+
+def describes_tools_at(model: str | Path) -> bool | None:
+    """`describes_tools` of a model directory (or checkpoint), read from its config.json
+    without loading weights; None when it has none or records nothing."""
+    path = Path(model) / "config.json"
+    if not path.is_file():
+        return None
+    value = json.loads(path.read_text(encoding="utf-8")).get(DESCRIBE_TOOLS_KEY)
+    return None if value is None else bool(value)
 
 
 @dataclass
@@ -68,6 +92,7 @@ def write_tiny(path: str | Path, spec: TinySpec, seed: int) -> Path:
         eos_token_id=tok.convert_tokens_to_ids(TURN_END),
         pad_token_id=tok.pad_token_id,
     )
+    setattr(config, DESCRIBE_TOOLS_KEY, False)
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     model.save_pretrained(str(path))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+import signal
 import time
 from typing import Any
 
@@ -63,9 +64,11 @@ def _serve(factory: RunnerFactory, max_groups: int, threads: int, inbox: Any,
     go into the other as they finish (from the stream's thread). This thread sleeps on
     the inbox: it used to wake every 5 ms to forward groups, and each wake took the GIL
     from the sampler thread. It stops with the learner, even one killed without a word
-    (SIGKILL)."""
+    (SIGKILL). A terminal's Ctrl-C reaches it with the learner's whole process group: it
+    ignores it, the learner handles it and stops this worker (no second traceback)."""
     import torch
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(threads)
     stream = StreamingRollout(factory(0), max_groups,
                               on_finished=lambda item: outbox.put(("group", item)))

@@ -13,8 +13,9 @@ from tracerl.cli_args import SERVE_DESCRIPTION
 from tracerl.cli_args import add_serve_arguments as add_arguments
 from tracerl.serve.engine import ServeConfig
 from tracerl.serve.episodes import OnMismatch
-from tracerl.serve.server import HOST, build_service, load_served, serve_forever
+from tracerl.serve.server import HOST, bind, build_service, load_served, serve_forever
 from tracerl.train.configlib import ConfigError
+from tracerl.train.runner import describe_tools
 from tracerl.train.threads import choose_threads
 
 
@@ -39,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     mismatch: OnMismatch = args.on_mismatch
     config = ServeConfig(model_name=args.name or served.name,
                          default_max_tokens=args.max_tokens,
-                         describe_tools=served.config.model != "tiny", on_mismatch=mismatch,
+                         describe_tools=describe_tools(served.config, served.policy),
+                         on_mismatch=mismatch,
                          max_rows=args.max_batch, max_open_episodes=args.max_episodes,
                          max_anonymous_episodes=args.max_anonymous,
                          record_anonymous=not args.no_record_anonymous,
@@ -47,11 +49,16 @@ def run(args: argparse.Namespace) -> int:
     service = build_service(served, config, train=args.train,
                             run_dir=Path(args.out) if args.out else None)
     _log_updates()
+    sock = bind(args.port)  # bound first, so that --port 0 prints the port it got
     train = " (training: POST /v1/train)" if args.train else ""
     print(f"tracerl serve: {served.source} as model '{config.model_name}' on "
-          f"http://{HOST}:{args.port}/v1{train}", flush=True)
+          f"http://{HOST}:{sock.getsockname()[1]}/v1{train}", flush=True)
+    if args.train:
+        print(f"tracerl serve: each update is checkpointed to {args.out}" if args.out else
+              "tracerl serve: updates stay in memory and are discarded at exit; pass "
+              "--out RUN_DIR to checkpoint each one", flush=True)
     try:
-        serve_forever(service.app, args.port)
+        serve_forever(service.app, sock)
     except KeyboardInterrupt:
         pass
     return 0

@@ -33,6 +33,7 @@ from tracerl.train import configlib
 from tracerl.train.checkpoint import latest_checkpoint, load_checkpoint_policy
 from tracerl.train.config import TrainConfig
 from tracerl.train.model_setup import prepare_policy
+from tracerl.train.runner import describe_tools
 
 HOST = "127.0.0.1"
 
@@ -88,10 +89,10 @@ class Service:
 def build_service(served: Served, config: ServeConfig | None = None, train: bool = False,
                   run_dir: Path | None = None, reward: RewardFn | None = None,
                   sampler: Sampler | None = None) -> Service:
-    """The engine over `served.policy` (tools described to every model but tiny, as in
+    """The engine over `served.policy` (tools described as the model records, as in
     training), with a learner when `train` (its checkpoints into `run_dir`, if given)."""
     config = config or ServeConfig(model_name=served.name,
-                                   describe_tools=served.config.model != "tiny")
+                                   describe_tools=describe_tools(served.config, served.policy))
     policy = prepare_policy(served.policy, served.config) if train else served.policy
     engine = Engine(policy, config, reward, sampler)
     learner = ServedLearner(engine, served.config, run_dir) if train else None
@@ -118,9 +119,10 @@ def _uvicorn(app: Any) -> uvicorn.Server:
     return uvicorn.Server(config)
 
 
-def serve_forever(app: Any, port: int) -> None:
-    """Serve on 127.0.0.1:`port` in the foreground until interrupted."""
-    sock = bind(port)
+def serve_forever(app: Any, port: int | socket.socket) -> None:
+    """Serve on 127.0.0.1:`port` (or a socket from `bind`) in the foreground until
+    interrupted."""
+    sock = port if isinstance(port, socket.socket) else bind(port)
     asyncio.run(_uvicorn(app).serve(sockets=[sock]))
 
 

@@ -25,10 +25,13 @@ from tracerl.trace.transcript import Style, format_transcript, wants_color
 from tracerl.util.table import format_table
 
 
-def _selected(store: TraceStore, args: argparse.Namespace) -> list[TrajectorySummary]:
+def _selected(store: TraceStore, args: argparse.Namespace, latest_first: bool = True
+              ) -> list[TrajectorySummary]:
+    """The trajectories the filters match: latest first (what `list` prints and `show`
+    picks from; `--limit N` keeps the latest N), or in run order for `export`."""
     return store.trajectories(run=args.run, step=args.step, status=args.status, tool=args.tool,
                               min_reward=args.min_reward, max_reward=args.max_reward,
-                              limit=getattr(args, "limit", None))
+                              limit=getattr(args, "limit", None), latest_first=latest_first)
 
 
 def _list(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
@@ -77,11 +80,12 @@ def _pick(store: TraceStore, args: argparse.Namespace) -> tuple[str, str]:
     rows = _selected(store, args)
     if not rows:
         raise KeyError(f"no trajectory in {store.path} matches the filters")
-    latest = max(rows, key=lambda r: (r.start_ns, r.run, r.group_index, r.sample_index))
+    latest = rows[0]
     if len(rows) == 1:
         return latest.trace_id, ""
-    note = (f"(the latest of {len(rows)} matching trajectories; to pick another: "
-            f"tracerl traces list {args.store}, then tracerl traces show {args.store} ID)")
+    note = (f"(the latest of {len(rows)} matching trajectories, the first row of "
+            f"tracerl traces list {args.store}; to pick another: tracerl traces show "
+            f"{args.store} ID)")
     return latest.trace_id, note
 
 
@@ -105,7 +109,7 @@ def _show(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _export(store: TraceStore, args: argparse.Namespace, out: TextIO) -> int:
-    ids = [t.trace_id for t in _selected(store, args)]
+    ids = [t.trace_id for t in _selected(store, args, latest_first=False)]
     writer = write_conversations if args.format == "openai" else write_otlp_json
     if args.out:
         with Path(args.out).open("w", encoding="utf-8") as f:

@@ -1,19 +1,22 @@
 """Instrumentation for agent code outside training: a decorator, a context manager and
 a wrapper for OpenAI-style clients, all producing the same span kinds as training.
 
-    tracer = Tracer("traces.sqlite")
+    tracer = Tracer.for_run("runs/agent")
     set_default_tracer(tracer)
 
     @traced(kind="TOOL")
     def search(query: str) -> str: ...
 
-    with trace_span("answer question", kind="AGENT", input="What is 6*7?") as span:
+    with trace_span("answer question", kind="AGENT", input="What is 6*7?",
+                    reference={"answer": "42"}) as span:
         client = instrument_openai(OpenAI(base_url=...))   # any `.chat.completions.create`
         reply = client.chat.completions.create(model="m", messages=[...])
         span.set_attribute("output.value", reply.choices[0].message.content)
 
 Nesting follows the OTel current-span context, so a decorated tool called inside a
-`trace_span` block becomes its child.
+`trace_span` block becomes its child. Each trace (a top-level span and what nests in it)
+is listed by `tracerl traces list runs/agent` and scored by `tracerl eval runs/agent
+--metric ...` as a text-only trajectory: the conversation of its last LLM call.
 """
 
 from __future__ import annotations
@@ -49,11 +52,19 @@ def _resolve(tracer: Tracer | None) -> Tracer:
 @contextmanager
 def trace_span(name: str, kind: str = c.CHAIN, *, input: Any = None,
                attributes: Mapping[str, Any] | None = None,
+               reference: Mapping[str, Any] | None = None,
                tracer: Tracer | None = None) -> Iterator[otel.Span]:
-    """A span of OpenInference `kind` around a block; `input` becomes `input.value`."""
+    """A span of OpenInference `kind` around a block; `input` becomes `input.value`.
+
+    `reference`: the fields an evaluation checks this trace against, as a task's
+    (`{"answer": "42"}` for `tracerl eval RUN --metric exact_match`)."""
     attrs = dict(attributes or {})
     if input is not None:
         attrs[c.INPUT_VALUE] = input if isinstance(input, str) else c.dumps(input)
+    if reference is not None:
+        fields = dict(reference)
+        attrs[c.RL_TASK_ANSWER] = c.dumps(fields.pop("answer", None))
+        attrs[c.RL_TASK_METADATA] = c.dumps(fields)
     with _resolve(tracer).span(name, kind, attrs) as span:
         yield span
 

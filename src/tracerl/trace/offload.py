@@ -235,8 +235,13 @@ class OffloadedTracer:
 
 
 def _child_argv() -> list[str]:
+    """The child ignores SIGINT from its first statement: a terminal's Ctrl-C goes to the
+    whole process group, and the parent (which handles it) ends the child by closing its
+    input once everything submitted is recorded. Killed by it instead, the child would
+    print a traceback and take unconfirmed trajectories with it."""
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    boot = (f"import sys; sys.path.insert(0, {src!r}); "
+    boot = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+            f"import sys; sys.path.insert(0, {src!r}); "
             "from tracerl.trace.offload import serve; serve()")
     return [sys.executable, "-c", boot]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from tracerl.rewards.base import Reward
 from tracerl.trace import conventions as c
 from tracerl.trace.store import SpanRecord, TraceStore
-from tracerl.types import Status, Task, ToolCall, ToolResult, Trajectory, Turn
+from tracerl.types import Status, Task, ToolCall, ToolResult, Trajectory, Turn, text_trajectory
 
 
 def _seconds(ns: int) -> float:
@@ -52,12 +52,23 @@ def _turn(span: SpanRecord, tools: list[SpanRecord]) -> Turn:
     )
 
 
+def trajectory_span(spans: Sequence[SpanRecord]) -> SpanRecord:
+    """The span a trace's trajectory hangs from: the AGENT span of a recorded
+    Trajectory, or the top-level span of instrumented agent code (both carry `rl.run`)."""
+    found = [s for s in spans if s.kind == c.AGENT and c.RL_RUN in s.attributes] or [
+        s for s in spans if s.parent_id is None and c.RL_RUN in s.attributes]
+    if len(found) != 1:
+        raise ValueError(f"expected one trajectory (AGENT) span, found {len(found)}")
+    return found[0]
+
+
 def trajectory_from_spans(spans: Sequence[SpanRecord]) -> Trajectory:
-    """The Trajectory recorded in one trace (spans as `TraceStore.spans` returns them)."""
-    agents = [s for s in spans if s.kind == c.AGENT and c.RL_RUN in s.attributes]
-    if len(agents) != 1:
-        raise ValueError(f"expected one trajectory (AGENT) span, found {len(agents)}")
-    a = agents[0].attributes
+    """The Trajectory recorded in one trace (spans as `TraceStore.spans` returns them);
+    a trace of instrumented agent code gives a text-only one (`agent_trajectory`)."""
+    root = trajectory_span(spans)
+    if c.RL_PROMPT_IDS not in root.attributes:
+        return agent_trajectory(root, spans)
+    a = root.attributes
     llm = sorted((s for s in spans if s.kind == c.LLM), key=lambda s: s.attributes[c.RL_TURN_INDEX])
     tools = [s for s in spans if s.kind == c.TOOL]
     turns = [_turn(s, [t for t in tools if t.attributes.get(c.RL_TURN_INDEX) == i])
@@ -77,6 +88,26 @@ def trajectory_from_spans(spans: Sequence[SpanRecord]) -> Trajectory:
         policy_version=a.get(c.RL_POLICY_VERSION, 0), error=a.get(c.RL_ERROR),
         advantages=advantages,
     )
+
+
+def agent_trajectory(root: SpanRecord, spans: Sequence[SpanRecord]) -> Trajectory:
+    """The text-only Trajectory of instrumented agent code: the conversation of its last
+    LLM call (the messages sent, then the reply), since an agent sends its whole history
+    with each call. The reference fields are those given to `trace_span(reference=)`;
+    status and error come from the top-level span."""
+    calls = sorted((s for s in spans if s.kind == c.LLM), key=lambda s: s.start_ns)
+    messages = []
+    if calls:
+        last = calls[-1].attributes
+        messages = (c.messages_from_attributes(last, c.INPUT_MESSAGES)
+                    + c.messages_from_attributes(last, c.OUTPUT_MESSAGES)[:1])
+    a = root.attributes
+    traj = text_trajectory(messages, a.get(c.RL_TASK_ID, ""),
+                           answer=json.loads(a.get(c.RL_TASK_ANSWER, "null")),
+                           metadata=json.loads(a.get(c.RL_TASK_METADATA, "{}")))
+    if root.status_code == "ERROR":
+        traj.status, traj.error = Status.ERROR, root.status_message or "error"
+    return traj
 
 
 def _advantages(llm: Sequence[SpanRecord], turns: Sequence[Turn]) -> list[float] | None:

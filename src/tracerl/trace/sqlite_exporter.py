@@ -62,14 +62,16 @@ def span_row(span: ReadableSpan) -> tuple[Any, ...]:
 
 
 def trajectory_row(span: ReadableSpan, row: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The `trajectories` index row of an AGENT span written by record_trajectory."""
+    """The `trajectories` index row of an AGENT span written by record_trajectory, or
+    of the top-level span of instrumented agent code (Tracer.span gives it `rl.run`)."""
     attrs = span.attributes or {}
-    if attrs.get(c.SPAN_KIND) != c.AGENT or c.RL_RUN not in attrs:
+    if c.RL_RUN not in attrs or (attrs.get(c.SPAN_KIND) != c.AGENT and span.parent):
         return None
+    status = attrs.get(c.RL_STATUS) or ("error" if row[8] == "ERROR" else "done")
     return (
         row[1], attrs[c.RL_RUN], attrs.get(c.RL_STEP, 0), attrs.get(c.RL_GROUP, 0),
         attrs.get(c.RL_SAMPLE, 0), attrs.get(c.RL_POLICY_VERSION, 0),
-        attrs.get(c.RL_STATUS, ""), attrs.get(c.RL_REWARD), attrs.get(c.RL_TASK_ID, ""),
+        status, attrs.get(c.RL_REWARD), attrs.get(c.RL_TASK_ID, ""),
         attrs.get(c.MODEL_NAME, ""), span.start_time, span.end_time,
     )
 

@@ -180,9 +180,11 @@ class TraceStore:
         self, *, run: str | None = None, step: int | None = None,
         status: str | None = None, tool: str | None = None,
         min_reward: float | None = None, max_reward: float | None = None,
-        limit: int | None = None,
+        limit: int | None = None, latest_first: bool = False,
     ) -> list[TrajectorySummary]:
-        """Trajectories matching every filter given, in (run, step, group, sample) order."""
+        """Trajectories matching every filter given, in (run, step, group, sample) order,
+        or with `latest_first` the most recently started first (`limit` keeps the first
+        ones of that order: the latest N with `latest_first`)."""
         where, params = [], []  # type: ignore[var-annotated]
         for clause, value in (("run = ?", run), ("step = ?", step), ("status = ?", status),
                               ("reward >= ?", min_reward), ("reward <= ?", max_reward)):
@@ -195,7 +197,9 @@ class TraceStore:
         sql = f"SELECT {TRAJECTORY_COLUMNS} FROM trajectories"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY run, step, group_index, sample_index, start_ns"
+        sql += (" ORDER BY start_ns DESC, run DESC, group_index DESC, sample_index DESC"
+                if latest_first
+                else " ORDER BY run, step, group_index, sample_index, start_ns")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         rows = self._conn.execute(sql, params).fetchall()

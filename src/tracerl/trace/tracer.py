@@ -54,9 +54,12 @@ class Tracer:
         otlp_headers: Mapping[str, str] | None = None,
         service_name: str = "tracerl",
         batch: bool = True,
+        run: str = "agent",
     ):
         """`store`: path of the SQLite file (None: no local store). `batch=False` writes
-        each span synchronously (for short scripts and tests of the exporter itself)."""
+        each span synchronously (for short scripts and tests of the exporter itself).
+        `run`: the run name that instrumented agent code's traces are listed under
+        (`for_run` uses the directory's name)."""
         if store is None and otlp_endpoint is None:
             raise ValueError("Tracer needs a store path, an otlp_endpoint, or both")
         self.provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
@@ -65,6 +68,7 @@ class Tracer:
         self._worker: threading.Thread | None = None
         self.failures = 0
         """Trajectories that could not be recorded (counted and logged, never raised)."""
+        self.run = run
         if self.store_path is not None:
             self._add(SQLiteSpanExporter(self.store_path), batch)
         if otlp_endpoint is not None:
@@ -77,7 +81,9 @@ class Tracer:
 
     @classmethod
     def for_run(cls, run_dir: str | Path, **kwargs: Any) -> Tracer:
-        """A tracer writing `<run_dir>/traces.sqlite` (the run directory layout)."""
+        """A tracer writing `<run_dir>/traces.sqlite` (the run directory layout); its
+        instrumented traces are listed under the directory's name as their run."""
+        kwargs.setdefault("run", Path(run_dir).resolve().name)
         return cls(Path(run_dir) / STORE_FILENAME, **kwargs)
 
     def _add(self, exporter: SpanExporter, batch: bool) -> None:
@@ -145,10 +151,14 @@ class Tracer:
     def span(self, name: str, kind: str = c.CHAIN,
              attributes: Mapping[str, Any] | None = None) -> Iterator[otel.Span]:
         """A current span of OpenInference `kind`; children nest under it. An exception
-        inside is recorded on the span (status ERROR) and re-raised."""
+        inside is recorded on the span (status ERROR) and re-raised. A span with no
+        parent starts a trace of agent code: it carries `rl.run` (this tracer's run), so
+        `tracerl traces` lists it and `tracerl eval` scores it like a trajectory."""
         if kind not in c.SPAN_KINDS:
             raise ValueError(f"span kind must be one of {c.SPAN_KINDS}, got {kind!r}")
         attrs = {c.SPAN_KIND: kind, **(attributes or {})}
+        if not otel.get_current_span().get_span_context().is_valid:
+            attrs.setdefault(c.RL_RUN, self.run)
         with self.otel_tracer.start_as_current_span(name, attributes=attrs) as span:
             yield span
 

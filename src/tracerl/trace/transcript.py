@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from tracerl.tools.hermes import parse_tool_calls
 from tracerl.trace import conventions as c
-from tracerl.trace.replay import trajectory_from_spans
+from tracerl.trace.replay import trajectory_from_spans, trajectory_span
 from tracerl.trace.store import SpanRecord
 from tracerl.types import Message, ToolResult, Trajectory, Turn, assistant_message
 
@@ -147,7 +147,7 @@ def _observations(turn: Turn, style: Style, full: bool) -> list[str]:
 
 
 def _header(trace_id: str, agent: dict[str, Any], traj: Trajectory, style: Style) -> str:
-    where = (f"run {agent.get(c.RL_RUN)}  step {agent.get(c.RL_STEP)}  group "
+    where = (f"run {agent.get(c.RL_RUN)}  step {agent.get(c.RL_STEP, 0)}  group "
              f"{traj.group_index}  sample {traj.sample_index}  policy v{traj.policy_version}")
     model = f"  model {agent[c.MODEL_NAME]}" if c.MODEL_NAME in agent else ""
     return (style(f"trajectory {trace_id}", "head") + "\n"
@@ -180,7 +180,7 @@ def format_transcript(spans: Sequence[SpanRecord], style: Style = Style(),
     Raises ValueError when the trace holds no recorded Trajectory (as
     `trajectory_from_spans` does)."""
     traj = trajectory_from_spans(spans)
-    agent = next(s for s in spans if s.kind == c.AGENT and c.RL_RUN in s.attributes)
+    agent = trajectory_span(spans)
     guards = [s for s in spans if s.kind == c.GUARDRAIL and _acted(s)]
     blocks = [_header(agent.trace_id, agent.attributes, traj, style)]
     blocks += [_message(m, style, full) for m in traj.task.messages]

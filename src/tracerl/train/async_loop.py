@@ -91,7 +91,9 @@ class WorkerRunner:
     """None: `build_task_family(config)` in the worker."""
 
     def __call__(self, worker: int) -> RolloutRunner:
-        family = self.family if self.family is not None else build_task_family(self.config)
+        family = self.family
+        if family is None:
+            family = build_task_family(self.config, self.policy)
         policy = copy.copy(self.policy)
         policy.model = copy.deepcopy(self.policy.model)
         policy.model.eval()

@@ -38,13 +38,24 @@ def _task_config_class() -> type:
         if self.family not in specs and ":" not in self.family:
             raise ValueError(f"unknown task family {self.family!r}; registered: "
                              f"{sorted(specs)} (or give module:attribute)")
+        if self.family_args and ":" not in self.family:
+            raise ValueError(f"task.family_args apply to a module:attribute family, not "
+                             f"{self.family!r}")
         if self.tool_timeout_s <= 0:
             raise ValueError(f"tool_timeout_s must be > 0, got {self.tool_timeout_s}")
 
     fields: list[Any] = [
         ("family", str, field(default="calc", metadata={"doc": (
-            f"Task family: {', '.join(specs)}, or module:attribute naming a builder "
-            "registered with tracerl.envs.register_family.")})),
+            f"Task family: {', '.join(specs)}, or module:attribute naming your own family "
+            "class, factory or instance (a module in the current directory or on "
+            "PYTHONPATH; a register_family builder also gets its task.<name> section).")})),
+        ("family_args", dict[str, Any], field(default_factory=dict, metadata={"doc": (
+            "Keyword arguments a module:attribute family class is called with (recorded "
+            "for a family object given from Python).")})),
+        ("describe_tools", Literal["auto", "true", "false"], field(default="auto", metadata={
+            "doc": "Describe the tools in the prompt: auto (what the model records: yes "
+                   "unless it learned its tools from demonstrations, as tiny does), true, "
+                   "false; a run's config.yaml records what auto chose."})),
         ("tool_timeout_s", float, field(default=5.0, metadata={
             "doc": "Wall-clock limit of one tool call (code: of one sandboxed run)."})),
     ]

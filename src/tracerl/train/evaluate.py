@@ -19,7 +19,13 @@ from tracerl.rollout.runner import RolloutRunner
 from tracerl.train import configlib
 from tracerl.train.checkpoint import latest_checkpoint, load_checkpoint_policy
 from tracerl.train.config import TrainConfig
-from tracerl.train.runner import build_runner, build_sampler, build_task_family, engine_sync
+from tracerl.train.runner import (
+    build_runner,
+    build_sampler,
+    build_task_family,
+    check_references,
+    engine_sync,
+)
 from tracerl.types import Task, Trajectory
 
 SUCCESS_THRESHOLD = 1.0 - 1e-6
@@ -81,7 +87,10 @@ class CheckpointReport:
     unjudged: int
 
     def table(self) -> str:
+        """One row per field; pass@1 and pass@k labelled with their k (pass@8)."""
         rows = asdict(self)
+        labels = {"pass_at_1": "pass@1", "pass_at_k": f"pass@{self.samples_per_task}"}
+        rows = {labels.get(k, k): v for k, v in rows.items()}
         width = max(len(k) for k in rows)
         return "\n".join(f"{k.ljust(width)}  {v:.4f}" if isinstance(v, float) else
                          f"{k.ljust(width)}  {v}" for k, v in rows.items())
@@ -102,13 +111,14 @@ def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: i
                         temperature: float, seed: int = 0) -> CheckpointReport:
     model_dir, run_config = resolve(Path(path))
     # Without a run's config, the model evaluated is the one given (a directory or a
-    # name), so the family is built for it (tools described to a pretrained model).
+    # name), so the family is built for it (tools described as the model records).
     base: dict[str, Any] = configlib.to_dict(run_config) if run_config else {"model": str(path)}
     cfg: TrainConfig = configlib.load(TrainConfig, None, overrides, base=base)
+    check_references(cfg)  # a family given from Python and not recorded: say so first
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     policy = load_checkpoint_policy(model_dir, cfg.device, weights_dtype(cfg.dtype))
-    family = build_task_family(cfg)
+    family = build_task_family(cfg, policy)
     sampler = build_sampler(cfg, policy, seed)
     engine = engine_sync(cfg, sampler)
     if engine is not None:  # the checkpoint's weights, adapter included

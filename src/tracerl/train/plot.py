@@ -27,7 +27,11 @@ def _draw(ax: Any, panel: Panel, rl_range: tuple[float, float] | None) -> None:
     for s in panel.series:
         few = len(s.steps) <= 40
         style = s.style if s.style != "-" or not few else ".-"
-        ax.plot(s.steps, s.values, style, label=s.label, markersize=5 if "o" in style else 4)
+        # Evaluations are hollow markers under the per-step lines, so a held-out line
+        # that equals the train line (both 0 early on) never hides it.
+        marked = "o" in style
+        ax.plot(s.steps, s.values, style, label=s.label, markersize=6 if marked else 4,
+                zorder=2 if marked else 3, fillstyle="none" if "--" in style else "full")
     ax.set_title(panel.title)
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)

@@ -46,7 +46,8 @@ class StageProgress:
         if self._bar is not None and self.owner.bar is not None:
             self.owner.bar.update(self._bar, completed=completed, info=info)
         now = time.monotonic()
-        if now - self.last_line >= self.owner.every_s:
+        finished = self.total is not None and completed >= self.total  # done() says it
+        if now - self.last_line >= self.owner.every_s and not finished:
             self.last_line = now
             self.owner.line(self._line())
 
@@ -104,11 +105,14 @@ class ProgressReporter:
         if self.enabled and not self.live:
             print(text, file=self.stream, flush=True)
 
-    def note(self, text: str) -> None:
-        """A message worth a line whatever the output is (evaluations, warnings)."""
-        if not self.enabled:
-            return
+    def warn(self, text: str) -> None:
+        """A message printed even with progress off (a run's notes and warnings)."""
         if self.bar is not None:
             self.bar.console.print(text)
         else:
             print(text, file=self.stream, flush=True)
+
+    def note(self, text: str) -> None:
+        """A message worth a line whatever the output is (evaluations, warnings)."""
+        if self.enabled:
+            self.warn(text)

@@ -75,7 +75,7 @@ class LearnerActor:
         torch.set_num_threads(max(1, int(config.ray.learner_cpus)))
         policy, ref = models  # one argument: a LoRA reference is the policy's own model
         given = family is not None
-        family = family if family is not None else build_task_family(config)
+        family = family if family is not None else build_task_family(config, policy)
         runner = build_runner(config, policy, family, build_sampler(config, policy))
         self.rl = RLStep(policy, config, family, runner, ref)
         self.optimizer = adamw(trainable_parameters(policy.model), config.rl.lr)

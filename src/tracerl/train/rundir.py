@@ -13,21 +13,33 @@ from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import ConfigError, to_dict
 
 
-def fresh_run_dir(out_dir: str | Path, name: str, overwrite: bool = False) -> tuple[Path, str]:
-    """(directory, name) for a new run. A directory that exists and is not empty is
-    never reused: with `overwrite` it is emptied, else the name gets the first free
+def fresh_run_dir(out_dir: str | Path, name: str, overwrite: bool = False
+                  ) -> tuple[Path, str, str]:
+    """(directory, name, what was deleted) for a new run. A directory that exists and
+    is not empty is never reused: with `overwrite` it is emptied (the third item says
+    what it held; "" when nothing was deleted), else the name gets the first free
     suffix (`calc-tiny-2`, `calc-tiny-3`, ...)."""
     root = Path(out_dir)
     path = root / name
     if not path.exists() or not any(path.iterdir()):
-        return path, name
+        return path, name, ""
     if overwrite:
+        held = _contents(path)
         shutil.rmtree(path)
-        return path, name
+        return path, name, held
     n = 2
     while (root / f"{name}-{n}").exists():
         n += 1
-    return root / f"{name}-{n}", f"{name}-{n}"
+    return root / f"{name}-{n}", f"{name}-{n}", ""
+
+
+def _contents(path: Path) -> str:
+    """What a directory holds, in a line: its files, size and top-level entries."""
+    files = [p for p in path.rglob("*") if p.is_file()]
+    size = sum(p.stat().st_size for p in files) / 1e6
+    top = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
+    shown = ", ".join(top[:6]) + (", ..." if len(top) > 6 else "")
+    return f"{len(files)} files, {size:.1f} MB: {shown}"
 
 
 def write_config(run_dir: Path, config: TrainConfig) -> None:

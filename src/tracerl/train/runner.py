@@ -8,10 +8,12 @@ was trained with.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tracerl.envs.family import FamilyWithReward, TaskFamily
-from tracerl.envs.registry import FamilyContext, build_family
+from tracerl.envs.registry import FamilyContext, build_family, resolve
 from tracerl.guard.pipeline import Guard
-from tracerl.policy.model import Policy
+from tracerl.policy.model import Policy, describes_tools, describes_tools_at
 from tracerl.policy.sampler import TransformersSampler
 from tracerl.policy.sampling import Sampler
 from tracerl.policy.weight_sync import EngineSync
@@ -23,24 +25,52 @@ from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import ConfigError
 
 
-def build_task_family(config: TrainConfig) -> TaskFamily:
-    """The configured family through the registry (every family gets the guard), with
-    its outcome reward replaced when `reward` names one.
+def describe_tools(config: TrainConfig, model: Policy | str | Path | None = None) -> bool:
+    """Whether the family describes its tools in the prompt: `task.describe_tools`, or
+    (auto) what the model records (policy/model.py `DESCRIBE_TOOLS_KEY`): a loaded
+    Policy's, a model directory's (or a checkpoint's) config.json, else the one
+    `config.model` names. A model that records nothing is described the tools (a
+    pretrained model cannot guess them), except in a run of the built-in tiny: its
+    checkpoints written before the key existed hold none."""
+    setting = config.task.describe_tools
+    if setting != "auto":
+        return bool(setting == "true")
+    if isinstance(model, Policy):
+        recorded = describes_tools(model.model.config)
+    else:
+        recorded = describes_tools_at(config.model if model is None else model)
+    return config.model != "tiny" if recorded is None else recorded
 
-    Tools are described to every model but the tiny policy: a pretrained model cannot
-    guess them, while tiny learns them from demonstrations and would only pay for the
-    longer prompt (a character per token).
+
+def build_task_family(config: TrainConfig, model: Policy | str | Path | None = None
+                      ) -> TaskFamily:
+    """The configured family through the registry (every family gets the guard), with
+    its outcome reward replaced when `reward` names one. `model` is the one it is for
+    (see `describe_tools`).
     """
     task = config.task
     guard = Guard(config.guard) if config.guard.enabled else None
     context = FamilyContext(guard=guard, tool_timeout_s=task.tool_timeout_s,
-                            describe_tools=config.model != "tiny")
+                            describe_tools=describe_tools(config, model))
     try:
-        family = build_family(task.family, task.section(), context)
+        family = build_family(task.family, task.section(), context, task.family_args)
         if not config.reward:
             return family
         return FamilyWithReward(family, resolve_reward(config.reward))  # type: ignore[arg-type]
     except ValueError as e:  # a user's reference that does not resolve: name the key
+        raise ConfigError(str(e)) from e
+
+
+def check_references(config: TrainConfig, family: bool = True, reward: bool = True) -> None:
+    """A ConfigError now, before a run directory or a model is made, when `task.family`
+    (with `family`) or `reward` (with `reward`) names something that does not import, or
+    an object from Python that was not recorded (tracerl.util.refs)."""
+    try:
+        if family:
+            resolve(config.task.family, config.task.family_args)
+        if reward and config.reward:
+            resolve_reward(config.reward)
+    except ValueError as e:
         raise ConfigError(str(e)) from e
 
 

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from tracerl.envs.family import TaskFamily
+from tracerl.envs.family import FamilyWithReward, TaskFamily
 from tracerl.policy.lora import trainable_parameters
-from tracerl.policy.model import Policy, load_policy, write_tiny
+from tracerl.policy.model import DESCRIBE_TOOLS_KEY, Policy, load_policy, write_tiny
 from tracerl.policy.precision import autocast_dtype, set_autocast, weights_dtype
+from tracerl.rewards.audit import resolve_reward
+from tracerl.rewards.base import Reward
 from tracerl.rollout.render import ChatRenderer
 from tracerl.trace.offload import OffloadedTracer
 from tracerl.trace.records import guardrail_records
@@ -40,6 +42,7 @@ from tracerl.train.model_setup import prepare_policy, start_stage
 from tracerl.train.optim import adamw
 from tracerl.train.plot import plot_curves
 from tracerl.train.progress import ProgressReporter
+from tracerl.train.rebuild import rebuildable, record_family, record_reward
 from tracerl.train.reference import Reference
 from tracerl.train.rl_step import RLStep
 from tracerl.train.rundir import check_device, fresh_run_dir, write_config
@@ -47,7 +50,9 @@ from tracerl.train.runner import (
     build_runner,
     build_sampler,
     build_task_family,
+    check_references,
     check_sampler,
+    describe_tools,
     engine_sync,
 )
 from tracerl.train.sft import demonstrations, run_sft
@@ -94,23 +99,35 @@ class Trainer:
 
     `run_dir` defaults to `out_dir/name`, suffixed (`name-2`, ...) if that exists unless
     `overwrite`. `family` (a TaskFamily, e.g. `tracerl.envs.TaskListFamily(make_env,
-    train, heldout, reward)`) replaces the configured `task.family`; `policy` (a loaded
-    Policy, see `tracerl.policy.policy_from_model`) replaces `model`.
+    train, heldout, reward)`) replaces the configured `task.family`, `reward` (a function
+    of a Trajectory) the family's outcome reward; both are recorded in config.yaml as
+    references when they can be (train/rebuild.py). `policy` (a loaded Policy, see
+    `tracerl.policy.policy_from_model`) replaces `model`.
     """
 
     def __init__(self, config: TrainConfig, run_dir: Path | str | None = None,
                  resume: bool = False, *, family: TaskFamily | None = None,
-                 policy: Policy | None = None, overwrite: bool = False) -> None:
+                 reward: Reward | None = None, policy: Policy | None = None,
+                 overwrite: bool = False) -> None:
         check_methods(config)
         check_device(config.device)
         check_sampler(config)
         self.notes: list[str] = []
+        config = self._record_given(config, family, reward)
+        check_references(config, family=family is None, reward=reward is None)
+        latest = ckpt.latest_checkpoint(Path(run_dir)) if resume and run_dir else None
+        config = self._describe_tools(config, latest, policy)
+        # built before the run directory exists: a family that fails leaves nothing behind
+        self.family = self._family(config, family, reward)
         if resume:
             if run_dir is None:
                 raise ValueError("resume=True needs the run directory")
             self.run_dir = Path(run_dir)
         elif run_dir is None:
-            self.run_dir, name = fresh_run_dir(config.out_dir, config.name, overwrite)
+            self.run_dir, name, replaced = fresh_run_dir(config.out_dir, config.name, overwrite)
+            if replaced:
+                self.notes.append(f"--overwrite: deleted the earlier run in {self.run_dir} "
+                                  f"({replaced})")
             if name != config.name:
                 self.notes.append(f"{Path(config.out_dir) / config.name} exists: writing "
                                   f"{self.run_dir} (--overwrite to replace it)")
@@ -123,8 +140,9 @@ class Trainer:
         self._set_threads()
         map_large_blocks()  # freed activations go back to the OS (train/malloc.py)
         _seed_everything(config.seed)
-        latest = ckpt.latest_checkpoint(self.run_dir) if resume else None
         self.policy = self._load_policy(latest, policy)
+        # the model records how its prompts show the tools; checkpoints and exports keep it
+        setattr(self.policy.model.config, DESCRIBE_TOOLS_KEY, config.task.describe_tools == "true")
         self.sampler = build_sampler(config, self.policy)
         self.engine = engine_sync(config, self.sampler)
         """Set when the sampler holds its own copy of the weights (vLLM): synced at each
@@ -133,12 +151,9 @@ class Trainer:
             self.state, self.optimizer_state, rng = ckpt.load_trainer_state(latest)
             ckpt.set_rng_state(rng, self._sampler_rng())
             self._reopen_if_extended()
-        if family is not None:
-            config = self._record_family(config, family)
         write_config(self.run_dir, config)
-        self.family = family if family is not None else build_task_family(config)
         # a rollout worker process can rebuild the family from config.yaml
-        self._family_from_config = family is None or ":" in config.task.family
+        self._family_from_config = rebuildable(config)
         self._warn_episode_length()
         self.renderer = ChatRenderer(self.policy.tokenizer)
         self.runner = build_runner(config, self.policy, self.family, self.sampler)
@@ -177,20 +192,41 @@ class Trainer:
             policy = load_policy(self.cfg.model, device, dtype)
         return prepare_policy(policy, self.cfg)
 
-    def _record_family(self, config: TrainConfig, family: TaskFamily) -> TrainConfig:
-        """Record a family passed from Python as a reference `tracerl eval` can rebuild,
-        when it is a class of an importable module; otherwise say what eval needs."""
-        cls = type(family)
-        ref = f"{cls.__module__}:{cls.__qualname__}"
-        if cls.__module__ != "__main__" and "<locals>" not in ref and \
-                cls.__module__.split(".")[0] != "tracerl":
-            task = replace(config.task, family=ref)  # type: ignore[type-var]
-            self.cfg = config = replace(config, task=task)
-            return config
-        self.notes.append(f"note: the task family {family.name!r} was passed from Python and "
-                          f"cannot be rebuilt from config.yaml; give `tracerl eval {self.run_dir}"
-                          " task.family=module:attribute` to evaluate this run")
+    def _record_given(self, config: TrainConfig, family: TaskFamily | None,
+                      reward: Reward | None) -> TrainConfig:
+        """config.yaml names a family or reward given from Python (train/rebuild.py)."""
+        for given, record in ((family, record_family), (reward, record_reward)):
+            if given is not None:
+                config, note = record(config, given)  # type: ignore[operator]
+                if note:
+                    self.notes.append(note)
         return config
+
+    @staticmethod
+    def _describe_tools(config: TrainConfig, latest: Path | None,
+                        given: Policy | None) -> TrainConfig:
+        """`task.describe_tools` resolved (auto: what the model to be loaded records), so
+        config.yaml says what the run did and eval, resume and workers do the same."""
+        model: Policy | Path | str = config.model
+        if latest is not None and (latest / "config.json").is_file():
+            model = latest  # a full checkpoint (a LoRA one records its base: config.model)
+        elif given is not None:
+            model = given
+        describe = "true" if describe_tools(config, model) else "false"
+        return replace(config, task=replace(config.task, describe_tools=describe))  # type: ignore[type-var]
+
+    def _family(self, config: TrainConfig, given: TaskFamily | None,
+                reward: Reward | None) -> TaskFamily:
+        """The family the run trains on: the given one (its reward replaced by the given
+        reward or `reward=`), else the configured one."""
+        if given is None and reward is None:
+            return build_task_family(config)
+        family = given if given is not None else build_task_family(replace(config, reward=""))
+        if reward is not None:
+            return FamilyWithReward(family, reward)
+        if config.reward:
+            return FamilyWithReward(family, resolve_reward(config.reward))  # type: ignore[arg-type]
+        return family
 
     def _reopen_if_extended(self) -> None:
         """A finished run resumed with a larger rl.steps trains on."""
@@ -218,7 +254,7 @@ class Trainer:
         log = self.cfg.log
         with ProgressReporter(log.progress, log.progress_every_s) as self.progress:
             for note in self.notes:
-                self.progress.note(note)
+                self.progress.warn(note)
             try:
                 self._run_stages()
             except KeyboardInterrupt:
@@ -376,7 +412,8 @@ class Trainer:
                 raise
             self._record_step(result)
             r = result.metrics.rollout
-            bar.update(self.state.rl_step, f"reward {r.reward_mean:.2f}  success {r.success:.2f}")
+            bar.update(self.state.rl_step, f"reward {r.reward_mean:.2f}  success {r.success:.2f}"
+                       f"  {result.metrics.times.sample_tok_s:.0f} tok/s")
             every = self.cfg.eval.every
             if every and self.state.rl_step % every == 0 and self.state.rl_step < cfg.steps:
                 reached = self._evaluate().success

@@ -38,19 +38,31 @@ def reference_text(item: EvalItem, key: str) -> str:
 @dataclass(frozen=True)
 class ExactMatch:
     """The answer equals the reference (casefolded, whitespace collapsed by default).
+    The whole answer is compared: "Answer: 42" is not "42" unless `prefix="Answer:"`
+    drops that label first (numeric_match compares the last number instead).
 
     >>> from tracerl.evals.items import item_from_text
     >>> ExactMatch()(item_from_text("  The  Answer ", answer="the answer"))
+    True
+    >>> ExactMatch(prefix="Answer:")(item_from_text("answer: 42", answer="42"))
     True
     """
 
     reference_key: str = "answer"
     normalize: bool = True
+    prefix: str = ""
+    """A label dropped from the start of the answer before comparing (e.g. "Answer:")."""
     name: str = "exact_match"
 
     def __call__(self, item: EvalItem) -> bool:
         out, ref = item.output_text(), reference_text(item, self.reference_key)
-        return normalise(out) == normalise(ref) if self.normalize else out == ref
+        if self.normalize:
+            out, ref, label = normalise(out), normalise(ref), normalise(self.prefix)
+        else:
+            label = self.prefix
+        if label and out.startswith(label):
+            out = out[len(label):].strip()
+        return out == ref
 
 
 @dataclass(frozen=True)
