@@ -13,13 +13,20 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from tracerl.guard.decision import GuardDecision
 from tracerl.types import ToolCall, ToolResult
 
-if TYPE_CHECKING:
-    from tracerl.guard.pipeline import Guard
+
+class GuardChecks(Protocol):
+    """What running a tool needs of the Guard (tracerl.guard.pipeline.Guard): its two
+    checks. A protocol here rather than an import, so the pipeline, which calls this
+    module, and this module do not import each other."""
+
+    def check_tool_call(self, name: str, arguments: Mapping[str, Any]) -> GuardDecision: ...
+
+    def check_observation(self, text: str) -> GuardDecision: ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ def _raised(call: ToolCall, decision: GuardDecision, exc: Exception, t0: float) 
 
 
 def _finish(
-    guard: Guard, call: ToolCall, decision: GuardDecision, output: Any, t0: float
+    guard: GuardChecks, call: ToolCall, decision: GuardDecision, output: Any, t0: float
 ) -> GuardedCall:
     seen = guard.check_observation(_as_text(output))
     assert seen.text is not None
@@ -75,7 +82,7 @@ def _finish(
 
 
 def _start(
-    guard: Guard, name: str, arguments: Mapping[str, Any], call_id: str
+    guard: GuardChecks, name: str, arguments: Mapping[str, Any], call_id: str
 ) -> tuple[float, GuardDecision, ToolCall]:
     """Check the call; the ToolCall carries the arguments the tool will really get."""
     t0 = time.time()
@@ -84,7 +91,8 @@ def _start(
 
 
 def run_guarded(
-    guard: Guard, fn: Callable[..., Any], name: str, arguments: Mapping[str, Any], call_id: str = ""
+    guard: GuardChecks, fn: Callable[..., Any], name: str, arguments: Mapping[str, Any],
+    call_id: str = "",
 ) -> GuardedCall:
     """Check the call, run `fn(**arguments)` unless blocked, check the output."""
     t0, decision, call = _start(guard, name, arguments, call_id)
@@ -98,7 +106,8 @@ def run_guarded(
 
 
 async def run_guarded_async(
-    guard: Guard, fn: Callable[..., Any], name: str, arguments: Mapping[str, Any], call_id: str = ""
+    guard: GuardChecks, fn: Callable[..., Any], name: str, arguments: Mapping[str, Any],
+    call_id: str = "",
 ) -> GuardedCall:
     """As `run_guarded`, awaiting `fn`'s result when it is awaitable."""
     t0, decision, call = _start(guard, name, arguments, call_id)

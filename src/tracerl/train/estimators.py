@@ -32,7 +32,7 @@ from tracerl.credit.turns import per_turn_to_tokens, turn_end_mask
 from tracerl.train.batch import TokenBatch
 
 if TYPE_CHECKING:  # the config reads the method table, which reads this module
-    from tracerl.train.config import RLConfig
+    from tracerl.train.rl_config import RLConfig
 
 
 @dataclass(frozen=True)

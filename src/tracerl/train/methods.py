@@ -29,7 +29,7 @@ from tracerl.train import estimators as est
 from tracerl.train.configlib import ConfigError
 
 if TYPE_CHECKING:
-    from tracerl.train.config import RLConfig, TrainConfig
+    from tracerl.train.rl_config import RLConfig
 
 PolicyLossFn = Callable[..., tuple[torch.Tensor, PolicyLossStats]]
 
@@ -120,11 +120,11 @@ def needs_reference(cfg: RLConfig) -> bool:
     return cfg.kl_coef > 0 or estimator(cfg).reference or POLICY_LOSSES[cfg.policy_loss].reference
 
 
-def check_methods(config: TrainConfig) -> None:
-    """Combinations the table rules out, as ConfigErrors naming the keys."""
-    rl = config.rl
+def check_methods(rl: RLConfig, evaluator: str) -> None:
+    """Combinations the table rules out, as ConfigErrors naming the keys (`evaluator`:
+    `credit.evaluator`)."""
     spec = ESTIMATORS[rl.advantage]
-    if spec.needs_evaluator and config.credit.evaluator == "none":
+    if spec.needs_evaluator and evaluator == "none":
         raise ConfigError(f"rl.advantage={rl.advantage} needs a step evaluator: "
                           "set credit.evaluator")
     if rl.dual_clip is not None and not POLICY_LOSSES[rl.policy_loss].dual_clip:

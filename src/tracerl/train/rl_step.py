@@ -57,7 +57,7 @@ from tracerl.rollout.runner import RolloutRunner
 from tracerl.train.batch import TokenBatch, collate
 from tracerl.train.config import CreditConfig, TrainConfig
 from tracerl.train.estimators import CreditInputs
-from tracerl.train.methods import check_methods, estimator
+from tracerl.train.methods import estimator
 from tracerl.train.optim import adamw
 from tracerl.train.ppo import Critic, UpdateMetrics, ppo_update
 from tracerl.train.reference import Reference
@@ -151,7 +151,6 @@ class RLStep:
     def __init__(self, policy: Policy, config: TrainConfig, family: TaskFamily | None,
                  runner: RolloutRunner | None, ref: Reference | None = None,
                  engine: EngineSync | None = None) -> None:
-        check_methods(config)
         self.policy = policy
         self.engine = engine
         """Syncs the weights into a sampler holding its own copy (rl_step calls it)."""

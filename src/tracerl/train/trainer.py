@@ -37,7 +37,7 @@ from tracerl.train.dpo import run_dpo_stage
 from tracerl.train.evaluate import EvalResult, evaluate_policy
 from tracerl.train.loggers import MetricsLog, read_metrics
 from tracerl.train.malloc import map_large_blocks
-from tracerl.train.methods import check_methods, needs_reference
+from tracerl.train.methods import needs_reference
 from tracerl.train.model_setup import prepare_policy, start_stage
 from tracerl.train.optim import adamw
 from tracerl.train.plot import plot_curves
@@ -109,7 +109,6 @@ class Trainer:
                  resume: bool = False, *, family: TaskFamily | None = None,
                  reward: Reward | None = None, policy: Policy | None = None,
                  overwrite: bool = False) -> None:
-        check_methods(config)
         check_device(config.device)
         check_sampler(config)
         self.notes: list[str] = []
