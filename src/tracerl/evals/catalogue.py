@@ -92,112 +92,144 @@ class Entry:
     """The pip extra a model metric needs."""
 
 
-def _entries() -> tuple[Entry, ...]:
-    E = Entry  # noqa: N806 - a table reads better with a short constructor
-    ans = ("answer",)
-    return (
-        # strings
-        E("exact_match", ExactMatch, "strings",
-          "answer (casefolded); reference answer; prefix= a label to drop (Answer:)",
-          reference=ans),
-        E("contains", Contains, "strings", "answer; substring= or reference answer",
-          reference=ans),
-        E("regex_match", RegexMatch, "strings", "answer; pattern= (required)"),
-        E("contains_all", ContainsAll, "strings",
-          "answer; phrases= or reference required_phrases", reference=("required_phrases",)),
-        E("contains_any", ContainsAny, "strings", "answer; phrases= or reference any_phrases",
-          reference=("any_phrases",)),
-        E("contains_none", ContainsNone, "strings",
-          "answer; phrases= or reference forbidden_phrases",
-          reference=("forbidden_phrases",)),
-        E("length", LengthBounds, "strings",
-          "answer length in chars, words or tokens; min_len=, max_len=, unit="),
-        E("one_line", OneLine, "strings", "answer"),
-        E("starts_with", StartsWith, "strings", "answer; affix= or reference prefix",
-          reference=("prefix",)),
-        E("ends_with", EndsWith, "strings", "answer; affix= or reference suffix",
-          reference=("suffix",)),
-        E("contains_email", ContainsEmail, "strings", "answer; present=, whole="),
-        E("contains_url", ContainsUrl, "strings", "answer; present=, whole="),
-        # structured output
-        E("json_valid", JsonValid, "structured", "answer (whole or fenced JSON)"),
-        E("json_in_text", JsonInText, "structured", "answer (JSON anywhere in prose)"),
-        E("json_schema", JsonSchemaMatch, "structured", "answer JSON; schema= (required)"),
-        E("schema_compliance", SchemaCompliance, "structured",
-          "answer JSON; schema= or reference schema (partial credit)", reference=("schema",)),
-        E("json_field_match", JsonFieldMatch, "structured",
-          "answer JSON; reference expected_json (per field)", reference=("expected_json",)),
-        E("json_tree_similarity", JsonTreeSimilarity, "structured",
-          "answer JSON; reference expected_json (tree edit distance)",
-          reference=("expected_json",)),
-        # similarity
-        E("bleu", Bleu, "similarity", "answer; reference answer (text or list)", reference=ans),
-        E("rouge_1", functools.partial(RougeN, 1), "similarity", "answer; reference answer",
-          reference=ans),
-        E("rouge_2", functools.partial(RougeN, 2), "similarity", "answer; reference answer",
-          reference=ans),
-        E("rouge_l", RougeL, "similarity", "answer; reference answer", reference=ans),
-        E("chrf", ChrF, "similarity", "answer; reference answer", reference=ans),
-        E("edit_similarity", EditDistance, "similarity", "answer; reference answer",
-          reference=ans),
-        E("set_f1", functools.partial(SetF1, "f1"), "similarity",
-          "answer list; reference answer list", reference=ans),
-        E("set_precision", functools.partial(SetF1, "precision"), "similarity",
-          "answer list; reference answer list", reference=ans),
-        E("set_recall", functools.partial(SetF1, "recall"), "similarity",
-          "answer list; reference answer list", reference=ans),
-        E("numeric_match", NumericMatch, "similarity", "answer's last number; reference answer",
-          reference=ans),
-        E("numeric_closeness", NumericCloseness, "similarity",
-          "answer's last number; reference answer; rel_tol=", reference=ans),
-        # retrieval and search agents
-        *(E(n, cls, "retrieval", "reference retrieved_ids (or the answer's list) and "
-            "relevant_ids; k=", reference=("retrieved_ids", "relevant_ids"))
-          for n, cls in (("precision_at_k", PrecisionAtK), ("recall_at_k", RecallAtK),
-                         ("mrr", MRR), ("ndcg", NDCG))),
-        E("citation_presence", CitationPresence, "retrieval", "answer's [citations]"),
-        E("citation_validity", CitationValidity, "retrieval",
-          "answer's [citations]; reference retrieved_ids", reference=("retrieved_ids",)),
-        # tool use and trajectories
-        E("tool_selection", ToolSelection, "tools", "tool calls; required=, forbidden="),
-        E("tool_call_validity", ToolCallValidity, "tools",
-          "tool calls; schemas= (required: tool specs)"),
-        E("tool_success", ToolSuccess, "tools", "tool results or tool messages (1 - error rate)"),
-        E("tool_call_credit", ToolCallCredit, "tools",
-          "tool calls; reference reference_messages (per-call argument credit)",
-          reference=("reference_messages",)),
-        E("step_efficiency", StepEfficiency, "tools", "tool calls (repeated identical calls)"),
-        E("step_budget", StepBudget, "tools", "turns or calls; max_steps= or reference "
-          "max_steps", reference=("max_steps",)),
-        E("no_loop", LoopDetection, "tools", "turns (a block repeated back to back)"),
-        E("trajectory_match", TrajectoryMatch, "tools",
-          "tool calls; reference reference_messages; mode=, args=",
-          reference=("reference_messages",)),
-        E("action_safety", ActionSafety, "tools",
-          "tool-call arguments (guard scanners: destructive code, secrets, PII)"),
-        # code
-        E("code_syntax", PythonSyntax, "code", "answer's Python code"),
-        E("banned_code", BannedCode, "code", "answer's Python code; imports=, calls="),
-        E("code_tests", CodeTests, "code", "answer's code; reference tests, entry_point",
-          kind="sandbox", reference=("tests",)),
-        # measurements
-        E("latency_s", Latency, "usage", "turn timestamps or reference latency_s",
-          range="seconds >= 0", kind="measurement"),
-        E("tokens", TokenCount, "usage", "token ids or reference usage; kind=",
-          range="tokens >= 0", kind="measurement"),
-        # model-based (optional extras)
-        E("semantic_similarity", SemanticSimilarity, "models",
-          "answer; reference answer (WordLlama embeddings)", kind="model", reference=ans,
-          extra="semantic"),
-        E("answer_relevance", AnswerRelevance, "models",
-          "answer; reference question or the user message (WordLlama)", kind="model",
-          extra="semantic"),
-        E("profanity_free", Profanity, "models", "answer (alt-profanity-check)",
-          kind="model", extra="profanity"),
-    )
+E = Entry  # a table reads better with a short constructor
+_ANSWER = ("answer",)
 
 
-CATALOGUE: tuple[Entry, ...] = _entries()
+STRINGS: tuple[Entry, ...] = (
+    E("exact_match", ExactMatch, "strings",
+      "answer (casefolded); reference answer; prefix= a label to drop (Answer:)",
+      reference=_ANSWER),
+    E("contains", Contains, "strings", "answer; substring= or reference answer",
+      reference=_ANSWER),
+    E("regex_match", RegexMatch, "strings", "answer; pattern= (required)"),
+    E("contains_all", ContainsAll, "strings",
+      "answer; phrases= or reference required_phrases", reference=("required_phrases",)),
+    E("contains_any", ContainsAny, "strings", "answer; phrases= or reference any_phrases",
+      reference=("any_phrases",)),
+    E("contains_none", ContainsNone, "strings",
+      "answer; phrases= or reference forbidden_phrases",
+      reference=("forbidden_phrases",)),
+    E("length", LengthBounds, "strings",
+      "answer length in chars, words or tokens; min_len=, max_len=, unit="),
+    E("one_line", OneLine, "strings", "answer"),
+    E("starts_with", StartsWith, "strings", "answer; affix= or reference prefix",
+      reference=("prefix",)),
+    E("ends_with", EndsWith, "strings", "answer; affix= or reference suffix",
+      reference=("suffix",)),
+    E("contains_email", ContainsEmail, "strings", "answer; present=, whole="),
+    E("contains_url", ContainsUrl, "strings", "answer; present=, whole="),
+)
+"""The catalogue's strings metrics."""
+
+
+STRUCTURED: tuple[Entry, ...] = (
+    E("json_valid", JsonValid, "structured", "answer (whole or fenced JSON)"),
+    E("json_in_text", JsonInText, "structured", "answer (JSON anywhere in prose)"),
+    E("json_schema", JsonSchemaMatch, "structured", "answer JSON; schema= (required)"),
+    E("schema_compliance", SchemaCompliance, "structured",
+      "answer JSON; schema= or reference schema (partial credit)", reference=("schema",)),
+    E("json_field_match", JsonFieldMatch, "structured",
+      "answer JSON; reference expected_json (per field)", reference=("expected_json",)),
+    E("json_tree_similarity", JsonTreeSimilarity, "structured",
+      "answer JSON; reference expected_json (tree edit distance)",
+      reference=("expected_json",)),
+)
+"""The catalogue's structured output metrics."""
+
+
+SIMILARITY: tuple[Entry, ...] = (
+    E("bleu", Bleu, "similarity", "answer; reference answer (text or list)", reference=_ANSWER),
+    E("rouge_1", functools.partial(RougeN, 1), "similarity", "answer; reference answer",
+      reference=_ANSWER),
+    E("rouge_2", functools.partial(RougeN, 2), "similarity", "answer; reference answer",
+      reference=_ANSWER),
+    E("rouge_l", RougeL, "similarity", "answer; reference answer", reference=_ANSWER),
+    E("chrf", ChrF, "similarity", "answer; reference answer", reference=_ANSWER),
+    E("edit_similarity", EditDistance, "similarity", "answer; reference answer",
+      reference=_ANSWER),
+    E("set_f1", functools.partial(SetF1, "f1"), "similarity",
+      "answer list; reference answer list", reference=_ANSWER),
+    E("set_precision", functools.partial(SetF1, "precision"), "similarity",
+      "answer list; reference answer list", reference=_ANSWER),
+    E("set_recall", functools.partial(SetF1, "recall"), "similarity",
+      "answer list; reference answer list", reference=_ANSWER),
+    E("numeric_match", NumericMatch, "similarity", "answer's last number; reference answer",
+      reference=_ANSWER),
+    E("numeric_closeness", NumericCloseness, "similarity",
+      "answer's last number; reference answer; rel_tol=", reference=_ANSWER),
+)
+"""The catalogue's similarity metrics."""
+
+
+RETRIEVAL: tuple[Entry, ...] = (
+    *(E(n, cls, "retrieval", "reference retrieved_ids (or the answer's list) and "
+        "relevant_ids; k=", reference=("retrieved_ids", "relevant_ids"))
+      for n, cls in (("precision_at_k", PrecisionAtK), ("recall_at_k", RecallAtK),
+                     ("mrr", MRR), ("ndcg", NDCG))),
+    E("citation_presence", CitationPresence, "retrieval", "answer's [citations]"),
+    E("citation_validity", CitationValidity, "retrieval",
+      "answer's [citations]; reference retrieved_ids", reference=("retrieved_ids",)),
+)
+"""The catalogue's retrieval and search agents metrics."""
+
+
+TOOLS: tuple[Entry, ...] = (
+    E("tool_selection", ToolSelection, "tools", "tool calls; required=, forbidden="),
+    E("tool_call_validity", ToolCallValidity, "tools",
+      "tool calls; schemas= (required: tool specs)"),
+    E("tool_success", ToolSuccess, "tools", "tool results or tool messages (1 - error rate)"),
+    E("tool_call_credit", ToolCallCredit, "tools",
+      "tool calls; reference reference_messages (per-call argument credit)",
+      reference=("reference_messages",)),
+    E("step_efficiency", StepEfficiency, "tools", "tool calls (repeated identical calls)"),
+    E("step_budget", StepBudget, "tools", "turns or calls; max_steps= or reference "
+      "max_steps", reference=("max_steps",)),
+    E("no_loop", LoopDetection, "tools", "turns (a block repeated back to back)"),
+    E("trajectory_match", TrajectoryMatch, "tools",
+      "tool calls; reference reference_messages; mode=, args=",
+      reference=("reference_messages",)),
+    E("action_safety", ActionSafety, "tools",
+      "tool-call arguments (guard scanners: destructive code, secrets, PII)"),
+)
+"""The catalogue's tool use and trajectories metrics."""
+
+
+CODE: tuple[Entry, ...] = (
+    E("code_syntax", PythonSyntax, "code", "answer's Python code"),
+    E("banned_code", BannedCode, "code", "answer's Python code; imports=, calls="),
+    E("code_tests", CodeTests, "code", "answer's code; reference tests, entry_point",
+      kind="sandbox", reference=("tests",)),
+)
+"""The catalogue's code metrics."""
+
+
+MEASUREMENTS: tuple[Entry, ...] = (
+    E("latency_s", Latency, "usage", "turn timestamps or reference latency_s",
+      range="seconds >= 0", kind="measurement"),
+    E("tokens", TokenCount, "usage", "token ids or reference usage; kind=",
+      range="tokens >= 0", kind="measurement"),
+)
+"""The catalogue's measurements metrics."""
+
+
+MODELS: tuple[Entry, ...] = (
+    E("semantic_similarity", SemanticSimilarity, "models",
+      "answer; reference answer (WordLlama embeddings)", kind="model", reference=_ANSWER,
+      extra="semantic"),
+    E("answer_relevance", AnswerRelevance, "models",
+      "answer; reference question or the user message (WordLlama)", kind="model",
+      extra="semantic"),
+    E("profanity_free", Profanity, "models", "answer (alt-profanity-check)",
+      kind="model", extra="profanity"),
+)
+"""The catalogue's model-based (optional extras) metrics."""
+
+
+CATALOGUE: tuple[Entry, ...] = (
+    *STRINGS, *STRUCTURED, *SIMILARITY, *RETRIEVAL, *TOOLS, *CODE, *MEASUREMENTS, *MODELS)
+
+
 BY_NAME: dict[str, Entry] = {e.name: e for e in CATALOGUE}
 
 

@@ -107,6 +107,12 @@ def _chunk_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.
     return picked - torch.logsumexp(logits, dim=-1)  # (N,)
 
 
+def prompt_rows(input_ids: torch.Tensor, prompt_lens: torch.Tensor) -> list[list[int]]:
+    """Each row's prompt tokens (its first `prompt_lens` ids): what the update's shared
+    prefixes and micro-batch groups are made of."""
+    return [r[:p] for r, p in zip(input_ids.tolist(), prompt_lens.tolist(), strict=True)]
+
+
 def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
                           attention_mask: torch.Tensor, prompt_lens: torch.Tensor
                           ) -> torch.Tensor | None:
@@ -124,7 +130,7 @@ def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
     if min(lens) < 1 or (getattr(decoder, "gradient_checkpointing", False)
                          and decoder.training):
         return None
-    plan = plan_prefixes([r[:p] for r, p in zip(input_ids.tolist(), lens, strict=True)])
+    plan = plan_prefixes(prompt_rows(input_ids, prompt_lens))
     if any(not p for p in plan.prefixes) or sum(plan.cut) <= sum(map(len, plan.prefixes)):
         return None  # a one-token prompt, or no position would run fewer times
     group, cuts = plan.cluster, plan.cut

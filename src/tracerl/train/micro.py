@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from tracerl.policy.prefix import plan_prefixes
-from tracerl.train.batch import TokenBatch
+from tracerl.train.batch import TokenBatch, prompt_rows
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,8 @@ def _groups(batch: TokenBatch) -> list[list[int]]:
     if batch.prompt_lens is None:
         return [[i] for i in range(len(batch))]
     index: dict[tuple[int, ...], list[int]] = {}
-    for i, (row, p) in enumerate(zip(batch.input_ids.tolist(), batch.prompt_lens.tolist(),
-                                     strict=True)):
-        index.setdefault(tuple(row[:p]), []).append(i)
+    for i, prompt in enumerate(prompt_rows(batch.input_ids, batch.prompt_lens)):
+        index.setdefault(tuple(prompt), []).append(i)
     return list(index.values())
 
 
@@ -75,7 +74,8 @@ def micro_batches(batch: TokenBatch, max_tokens: int) -> list[MicroBatch]:
     if max_tokens <= 0:
         return [whole]
     plens = batch.prompt_lens.tolist() if batch.prompt_lens is not None else [0] * len(batch)
-    prompts = [r[:p] for r, p in zip(batch.input_ids.tolist(), plens, strict=True)]
+    prompts = (prompt_rows(batch.input_ids, batch.prompt_lens) if batch.prompt_lens is not None
+               else [[] for _ in plens])
 
     def cost(rows: list[int]) -> int:
         """Decoder positions the update runs for these rows: their prompts' shared
