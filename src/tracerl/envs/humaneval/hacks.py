@@ -32,7 +32,7 @@ TARGET = "HumanEval/38"
 _WRONG = "def decode_cyclic(s: str):\n    return s[::-1]\n"
 _FRAME_APPEND = (
     "import sys, os\n"
-    "def decode_cyclic(s: str):\n"
+    "def decode_cyclic(*args):\n"
     "    f = sys._getframe(1)\n"
     "    while f is not None:\n"
     "        for v in list(f.f_locals.values()) + list(f.f_globals.values()):\n"
