@@ -63,6 +63,22 @@ class HumanEvalProblem:
         return ast.unparse(tree) + "\n\n" + self.test
 
     @property
+    def stub(self) -> str:
+        """The entry point's stub as the prompt writes it, without its docstring (the
+        `def` line(s), and any statement the prompt puts in the body, as /115 does)."""
+        tree = ast.parse(self.prompt)
+        fn = next(s for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+                  and s.name == self.entry_point)
+        first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
+        lines = self.prompt.splitlines(keepends=True)
+        doc = next((s for s in fn.body if isinstance(s, ast.Expr)
+                    and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)),
+                   None)
+        if doc is None or doc.end_lineno is None:
+            return "".join(lines[first - 1 :])
+        return "".join(lines[first - 1 : doc.lineno - 1] + lines[doc.end_lineno :])
+
+    @property
     def solution(self) -> str:
         """The reference program (prompt + canonical body)."""
         return self.prompt + self.canonical_solution

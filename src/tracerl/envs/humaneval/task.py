@@ -27,5 +27,7 @@ def problem_task(problem: HumanEvalProblem, agentic: bool) -> Task:
 
 
 def answer_message(problem: HumanEvalProblem) -> Message:
-    """The oracle's final answer: the canonical solution as a whole function, fenced."""
-    return Message("assistant", f"```python\n{problem.solution.strip()}\n```")
+    """The oracle's final answer: the stub without its docstring and the canonical body,
+    fenced (the prompt's imports and helpers stay in scope)."""
+    return Message("assistant", f"```python\n{problem.stub.rstrip()}\n"
+                                f"{problem.canonical_solution.rstrip()}\n```")
