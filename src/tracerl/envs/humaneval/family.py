@@ -84,24 +84,26 @@ class HumanEvalFamily:
         for side, got in self.problems.items():
             if not got:
                 raise ValueError(f"humaneval: the {side} split is empty")
+        self._tasks = {side: [problem_task(p, bool(self.tools)) for p in got]
+                       for side, got in self.problems.items()}
         self.reward = HumanEvalReward(self.timeout_s)
         self.max_turns = 1 if not self.tools else 4
 
-    def _side(self, split: Split) -> list[HumanEvalProblem]:
+    def _side(self, split: Split) -> str:
         side = {"train": "train", "heldout": "held_out"}.get(split)
         if side is None:
             raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
-        return self.problems[side]
+        return side
 
     def tasks(self, split: Split, n: int, seed: int) -> list[Task]:
         """`n` tasks drawn from the split (without replacement while they last)."""
-        pool = [problem_task(p, bool(self.tools)) for p in self._side(split)]
+        pool = self._tasks[self._side(split)]
         rng = random.Random(f"humaneval/{split}/{seed}")
         return rng.sample(pool, n) if n <= len(pool) else [rng.choice(pool) for _ in range(n)]
 
     def eval_tasks(self, split: Split, n: int) -> list[Task]:
         """Each task of the split once, in task-number order; the first `n` of them."""
-        return [problem_task(p, bool(self.tools)) for p in self._side(split)[:n]]
+        return self._tasks[self._side(split)][:n]
 
     def make_env(self) -> HumanEvalEnv:
         config = ToolEnvConfig(tool_timeout_s=self.tool_timeout_s + 5.0,
@@ -111,7 +113,7 @@ class HumanEvalFamily:
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
         """The canonical solution as a whole function (train ids only). With run_python
         the oracle first runs it once in the sandbox (the real output is the observation)."""
-        problem = next((p for p in self._side("train") if p.task_id == task.id), None)
+        problem = next((p for p in self.problems["train"] if p.task_id == task.id), None)
         if problem is None:
             raise ValueError(f"humaneval: no demonstration for {task.id!r} (train ids only)")
         if not self.tools:
