@@ -56,12 +56,15 @@ def test_eval_of_a_missing_path_names_the_model_names(tmp_path, capsys):
 
 
 def test_eval_on_a_named_family_scores_each_fixed_task_once(tmp_path, capsys):
-    """`--family humaneval`: SFT on demonstrations of its train ids, then each of the
-    first held-out ids once, with every task's passes in the JSON report."""
+    """A run of stages=[sft,rl] on humaneval (SFT on demonstrations of its train ids),
+    then `--family humaneval`: each of the first held-out ids once, every task's passes
+    in the JSON report."""
     args = [f"out_dir={tmp_path}", "name=r", "tiny.hidden_size=32", "tiny.layers=1",
             "tiny.heads=2", "tiny.intermediate_size=64", "sft.demos=4", "sft.batch_size=4",
-            "stages=[sft]", "eval.tasks=1", "log.progress=false", "trace.enabled=false",
-            "task.family=calc", "rl.max_turns=1", "rl.max_turn_tokens=8"]
+            "stages=[sft,rl]", "rl.steps=1", "rl.tasks_per_step=2", "rl.group_size=2",
+            "eval.tasks=1", "log.progress=false", "trace.enabled=false",
+            "task.family=humaneval", "rl.max_turns=1", "rl.max_turn_tokens=8",
+            "rl.max_response_tokens=8"]
     assert main(["train", *args]) == 0
     capsys.readouterr()
     out = tmp_path / "he.json"
