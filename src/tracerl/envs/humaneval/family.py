@@ -37,6 +37,8 @@ from tracerl.types import Message, Task, ToolCall
 
 ToolName = Literal["run_python"]
 TOOL_NAMES: tuple[str, ...] = ("run_python",)
+
+
 class HumanEvalEnv(ToolEnv):
     """One reply ends the episode without tools; with run_python, a reply without a call."""
 
