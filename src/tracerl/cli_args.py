@@ -41,6 +41,7 @@ held-out split.
     tracerl eval runs/calc-tiny                       # the run's latest checkpoint
     tracerl eval path/to/model task.family=calc task.calc.calls=2 --k 8
     tracerl eval smollm2-135m threads=1 --tasks 8 --k 2  # a pretrained model by name
+    tracerl eval smollm2-135m --family humaneval --k 5 --out he.json  # another family
 
     tracerl eval convs.jsonl --metric exact_match --metric bleu:max_n=2
     tracerl eval runs/exp1 --run exp1 --metric "tool_selection:required=search|fetch" --json
@@ -136,6 +137,9 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
         "as smollm2-135m, and no --metric)")
     ck.add_argument("overrides", nargs="*", metavar="key=value",
                     help="train-config keys for the task family, e.g. task.calc.calls=2")
+    ck.add_argument("--family", metavar="NAME",
+                    help="evaluate on this task family (task.family=NAME, over a run's own); "
+                         "its options as key=value, e.g. task.humaneval.tools=[run_python]")
     ck.add_argument("--tasks", type=int, default=100, help="held-out tasks (default 100)")
     ck.add_argument("--k", type=int, default=1, help="samples per task, for pass@k (default 1)")
     ck.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")

@@ -53,3 +53,33 @@ def test_eval_takes_a_pretrained_model_by_name(smollm2_dir, capsys):
 def test_eval_of_a_missing_path_names_the_model_names(tmp_path, capsys):
     assert main(["eval", str(tmp_path / "nope")]) == 2
     assert "smollm2-135m" in capsys.readouterr().err
+
+
+def test_eval_on_a_named_family_scores_each_fixed_task_once(tmp_path, capsys):
+    """A run of stages=[sft,rl] on humaneval (SFT on demonstrations of its train ids),
+    then `--family humaneval`: each of the first held-out ids once, every task's passes
+    in the JSON report."""
+    args = [f"out_dir={tmp_path}", "name=r", "tiny.hidden_size=32", "tiny.layers=1",
+            "tiny.heads=2", "tiny.intermediate_size=64", "sft.demos=4", "sft.batch_size=4",
+            "stages=[sft,rl]", "rl.steps=1", "rl.tasks_per_step=2", "rl.group_size=2",
+            "eval.tasks=1", "log.progress=false", "trace.enabled=false",
+            "task.family=humaneval", "rl.max_turns=1", "rl.max_turn_tokens=8",
+            "rl.max_response_tokens=8"]
+    assert main(["train", *args]) == 0
+    capsys.readouterr()
+    out = tmp_path / "he.json"
+    assert main(["eval", str(tmp_path / "r"), "--family", "humaneval", "--tasks", "3",
+                 "--k", "2", "--out", str(out)]) == 0
+    assert "pass_at_k" in capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["family"] == "humaneval" and report["samples_per_task"] == 2
+    assert [t["task_id"] for t in report["per_task"]] == [
+        "HumanEval/1", "HumanEval/2", "HumanEval/6"]
+    assert report["pass_at_1"] == sum(t["passed"] for t in report["per_task"]) / 6
+
+
+def test_family_is_for_checkpoint_mode(tmp_path, capsys):
+    data = tmp_path / "c.jsonl"
+    data.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
+    assert main(["eval", str(data), "--metric", "exact_match", "--family", "humaneval"]) == 2
+    assert "--family" in capsys.readouterr().err

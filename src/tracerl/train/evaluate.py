@@ -2,12 +2,16 @@
 
 `evaluate_checkpoint` samples `k` trajectories per held-out task with the same family
 and rollout settings the run trained with (its config.yaml), and reports pass@1, pass@k
-(tracerl.evals.passk), mean reward and tool-use statistics.
+(tracerl.evals.passk), mean reward and tool-use statistics. A family with an
+`eval_tasks(split, n)` method (a benchmark with a fixed list of ids, like humaneval) is
+scored on each of its first `n` held-out tasks once; others draw `n` tasks by seed. The
+report keeps every task's samples and passes, so pass@k for any k <= samples can be
+recomputed from it.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +89,12 @@ class CheckpointReport:
     tool_errors_per_sample: float
     truncated: float
     unjudged: int
+    per_task: list[dict[str, Any]] = field(default_factory=list)
+    """{"task_id", "samples", "passed"} per task, in the order evaluated."""
 
     def table(self) -> str:
         """One row per field; pass@1 and pass@k labelled with their k (pass@8)."""
-        rows = asdict(self)
+        rows = {k: v for k, v in asdict(self).items() if k != "per_task"}
         labels = {"pass_at_1": "pass@1", "pass_at_k": f"pass@{self.samples_per_task}"}
         rows = {labels.get(k, k): v for k, v in rows.items()}
         width = max(len(k) for k in rows)
@@ -124,8 +130,10 @@ def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: i
     if engine is not None:  # the checkpoint's weights, adapter included
         engine.push(policy.model, everything=True)
     runner = build_runner(cfg, policy, family, sampler)
-    groups = runner.run(family.tasks("heldout", tasks, seed=seed), group_size=k,
-                        temperature=temperature)
+    fixed = getattr(family, "eval_tasks", None)
+    chosen = fixed("heldout", tasks) if callable(fixed) else family.tasks("heldout", tasks,
+                                                                         seed=seed)
+    groups = runner.run(chosen, group_size=k, temperature=temperature)
     trajs = [t for g in groups for t in g.trajectories]
     s = summarize(trajs)
     wins = [sum(is_success(t) for t in g.trajectories) for g in groups]
@@ -135,4 +143,6 @@ def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: i
         pass_at_k=sum(pass_at_k(k, c, k) for c in wins) / len(wins),
         mean_reward=s.mean_reward, tool_use=s.tool_use,
         tool_calls_per_sample=sum(t.metrics["tool_calls"] for t in trajs) / len(trajs),
-        tool_errors_per_sample=s.tool_errors, truncated=s.truncated, unjudged=s.unjudged)
+        tool_errors_per_sample=s.tool_errors, truncated=s.truncated, unjudged=s.unjudged,
+        per_task=[{"task_id": g.task.id, "samples": len(g.trajectories), "passed": c}
+                  for g, c in zip(groups, wins, strict=True)])

@@ -22,6 +22,14 @@ INSTRUCTIONS = (
 )
 
 
+def hash_side(problem_id: str, seed: int, held_out_fraction: float) -> Split:
+    """The side of `problem_id`: held out iff the first 8 bytes of SHA-256("seed:id"), as
+    a fraction of 2**64, fall below `held_out_fraction` (stable as problems are added)."""
+    digest = hashlib.sha256(f"{seed}:{problem_id}".encode()).digest()
+    u = int.from_bytes(digest[:8], "big") / 2**64
+    return "held_out" if u < held_out_fraction else "train"
+
+
 def problem_task(problem: CodeProblem) -> Task:
     """The Task for one problem; hidden tests live in metadata, never in the prompt."""
     target = f" (it must define `{problem.entry_point}`)" if problem.entry_point else (
@@ -52,9 +60,7 @@ class CodeTaskSet:
         self._split = {p.id: self._side(p.id) for p in self.problems}
 
     def _side(self, problem_id: str) -> Split:
-        digest = hashlib.sha256(f"{self.seed}:{problem_id}".encode()).digest()
-        u = int.from_bytes(digest[:8], "big") / 2**64
-        return "held_out" if u < self.held_out_fraction else "train"
+        return hash_side(problem_id, self.seed, self.held_out_fraction)
 
     def problems_in(self, split: Split) -> list[CodeProblem]:
         if split not in ("train", "held_out"):
