@@ -168,3 +168,18 @@ def load_category(category: str) -> list[BfclEntry]:
 def load_entries(categories: list[str] | tuple[str, ...]) -> list[BfclEntry]:
     """Entries of the named categories (patterns allowed), category by category."""
     return [e for c in expand_categories(categories) for e in load_category(c)]
+
+
+@lru_cache(maxsize=None)
+def _by_id(category: str) -> dict[str, BfclEntry]:
+    return {e.id: e for e in _load(category)}
+
+
+def entry_by_id(category: str, entry_id: str) -> BfclEntry:
+    """One entry by its category and id (a Task carries both)."""
+    if category not in CATEGORIES:
+        raise ValueError(f"bfcl: unknown category {category!r}")
+    try:
+        return _by_id(category)[entry_id]
+    except KeyError:
+        raise ValueError(f"bfcl {category}: no entry {entry_id!r}") from None

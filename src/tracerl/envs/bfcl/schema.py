@@ -13,9 +13,9 @@ offering "any JSON value" would invite answers the checker then fails. `required
 kept as given (a parameter not in it stays optional, whatever `optional` says; that key
 is dropped), `enum`, `default`, `format`, `maximum`, `minItems` ... are kept as they are.
 
-`validation_schema` is the same schema with unknown parameters refused
-(`additionalProperties: false` at the top), which is what a call is checked against
-before it runs on a simulator (envs/bfcl/env.py).
+`validation_schema` is the structure of that schema (types, required parameters, no
+unknown ones): what a call is checked against before it runs on a simulator
+(envs/bfcl/env.py).
 """
 
 from __future__ import annotations
@@ -65,9 +65,29 @@ def tool_schema(doc: dict[str, Any]) -> dict[str, Any]:
         "name": name, "description": doc.get("description", ""), "parameters": params}}
 
 
+VALUE_KEYWORDS = frozenset({"enum", "const", "format", "pattern", "minimum", "maximum",
+                            "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",
+                            "minLength", "maxLength"})
+"""Constraints on values that BFCL's checker never reads (its accepted answers break
+some enums), so a call is not refused for them; the simulator judges the value."""
+
+
+def _structure(node: Any) -> Any:
+    """A schema node without VALUE_KEYWORDS (properties may be *named* like them)."""
+    if not isinstance(node, dict):
+        return node
+    out = {k: v for k, v in node.items() if k not in VALUE_KEYWORDS}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _structure(v) for k, v in out["properties"].items()}
+    if "items" in out:
+        out["items"] = _structure(out["items"])
+    return out
+
+
 def validation_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The parameters schema a call's arguments must satisfy (unknown ones refused)."""
-    params = dict(schema["function"]["parameters"])
+    """The parameters schema a call's arguments must satisfy: types, required and no
+    unknown parameters (value constraints left out: VALUE_KEYWORDS)."""
+    params = _structure(schema["function"]["parameters"])
     params["additionalProperties"] = False
     return params
 
