@@ -2,9 +2,10 @@
 
 Single-turn accepted answers list accepted values per parameter; the canonical call
 takes each parameter's first accepted value, and leaves the parameter out where that is
-the optional marker `""` (inside dict values too, which list accepted values per key). Multi-turn ground truth is call strings, some with positional
-arguments (`sort('final_report.pdf')`); as JSON tool calls those are named from the
-simulator method's signature.
+the optional marker `""` (inside dict values too, which list accepted values per key).
+Multi-turn ground truth is call strings, some with positional arguments
+(`sort('final_report.pdf')`); as JSON tool calls those are named from the simulator
+method's signature.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from typing import Any
 from tracerl.envs.bfcl.calls import parse_call
 from tracerl.envs.bfcl.simulators import Simulation
 from tracerl.types import ToolCall
-
-
 
 
 def _pick(value: Any) -> Any:

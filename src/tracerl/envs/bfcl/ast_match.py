@@ -239,8 +239,9 @@ def check_ast(category: str, functions: list[dict[str, Any]], output: list[dict[
         return check_parallel(functions, output, answers)
     if len(output) != len(answers if "multiple" in category else [None]):
         kind = "multiple" if "multiple" in category else "simple"
+        wanted = len(answers) if kind == "multiple" else 1
         return Mismatch(f"{kind}_function_checker:wrong_count",
-                        f"{len(output)} calls; expected {len(answers) if kind == 'multiple' else 1}")
+                        f"{len(output)} calls; expected {wanted}")
     # simple: BFCL checks against the first doc; multiple: against the accepted call's doc
     doc = find_doc(functions, next(iter(answers[0]))) if "multiple" in category else (
         functions[0] if functions else None)

@@ -19,7 +19,7 @@ import copy
 import fnmatch
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +113,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-@lru_cache(maxsize=None)
+@cache
 def func_docs(class_name: str) -> tuple[dict[str, Any], ...]:
     """The function docs of one multi-turn API class."""
     if class_name not in FUNC_DOC_FILES:
@@ -144,7 +144,7 @@ def _entry(category: str, raw: dict[str, Any], answer: list[Any]) -> BfclEntry:
                      raw=raw)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(category: str) -> tuple[BfclEntry, ...]:
     root = data_dir()
     questions = _jsonl(root / f"BFCL_v4_{category}.json")
@@ -170,7 +170,7 @@ def load_entries(categories: list[str] | tuple[str, ...]) -> list[BfclEntry]:
     return [e for c in expand_categories(categories) for e in load_category(c)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _by_id(category: str) -> dict[str, BfclEntry]:
     return {e.id: e for e in _load(category)}
 

@@ -11,7 +11,7 @@ cannot be done yet) is answered in prose.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from tracerl.envs.bfcl.answers import as_tool_call, canonical_calls, decoded
 from tracerl.envs.bfcl.calls import format_call
@@ -32,7 +32,7 @@ def demonstrable(entry: BfclEntry) -> bool:
     return _demonstrable(entry.category, entry.id)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _demonstrable(category: str, entry_id: str) -> bool:
     entry = entry_by_id(category, entry_id)
     if is_relevance(category) and "irrelevance" not in category:

@@ -28,7 +28,7 @@ import json
 import sys
 import types
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,7 @@ def _register_packages(folder: Path) -> None:
         sys.modules[name] = module
 
 
-@lru_cache(maxsize=None)
+@cache
 def simulator_class(class_name: str) -> type:
     """The simulator class named `class_name` (e.g. GorillaFileSystem)."""
     if class_name not in MODULES:
