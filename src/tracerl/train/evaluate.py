@@ -7,6 +7,7 @@ and rollout settings the run trained with (its config.yaml), and reports pass@1,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,8 @@ from tracerl.train import configlib
 from tracerl.train.checkpoint import latest_checkpoint, load_checkpoint_policy
 from tracerl.train.config import TrainConfig
 from tracerl.train.runner import build_runner, build_sampler, build_task_family, engine_sync
-from tracerl.types import Task, Trajectory
+from tracerl.envs.family import TaskFamily
+from tracerl.types import Group, Task, Trajectory
 
 SUCCESS_THRESHOLD = 1.0 - 1e-6
 
@@ -98,8 +100,11 @@ def resolve(path: Path) -> tuple[Path, TrainConfig | None]:
     return path, None
 
 
-def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: int,
-                        temperature: float, seed: int = 0) -> CheckpointReport:
+def sample_checkpoint(path: str | Path, overrides: list[str],
+                      choose: Callable[[TaskFamily], list[Task]], k: int, temperature: float,
+                      seed: int = 0) -> tuple[Path, TaskFamily, list[Group]]:
+    """`k` trajectories per task of `choose(family)`, sampled by the checkpoint (or
+    model) at `path` with the family and rollout settings of its run (or `overrides`)."""
     model_dir, run_config = resolve(Path(path))
     # Without a run's config, the model evaluated is the one given (a directory or a
     # name), so the family is built for it (tools described to a pretrained model).
@@ -114,8 +119,13 @@ def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: i
     if engine is not None:  # the checkpoint's weights, adapter included
         engine.push(policy.model, everything=True)
     runner = build_runner(cfg, policy, family, sampler)
-    groups = runner.run(family.tasks("heldout", tasks, seed=seed), group_size=k,
-                        temperature=temperature)
+    return model_dir, family, runner.run(choose(family), group_size=k, temperature=temperature)
+
+
+def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: int,
+                        temperature: float, seed: int = 0) -> CheckpointReport:
+    model_dir, family, groups = sample_checkpoint(
+        path, overrides, lambda f: f.tasks("heldout", tasks, seed=seed), k, temperature, seed)
     trajs = [t for g in groups for t in g.trajectories]
     s = summarize(trajs)
     wins = [sum(is_success(t) for t in g.trajectories) for g in groups]

@@ -80,6 +80,19 @@ class BfclFamily:
         chosen = rng.sample(pool, n) if n <= len(pool) else [rng.choice(pool) for _ in range(n)]
         return [task_of(e) for e in chosen]
 
+    def tasks_per_category(self, split: str, n: int, seed: int) -> list[Task]:
+        """Up to `n` distinct tasks of `split` from each category (0 = all of them), in
+        category order: what a BFCL-style report scores."""
+        out = []
+        for category in self.categories:
+            pool = [e for e in self.entries(split) if e.category == category]
+            if n and n < len(pool):
+                pool = random.Random(f"bfcl/{split}/{category}/{seed}").sample(pool, n)
+            out.extend(task_of(e) for e in pool)
+        if not out:
+            raise ValueError(f"bfcl: the {split} split of {list(self.categories)} is empty")
+        return out
+
     def make_env(self) -> BfclEnv:
         return BfclEnv(max_steps_per_turn=self.max_steps_per_turn)
 
