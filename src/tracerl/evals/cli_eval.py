@@ -121,8 +121,8 @@ settings; key=value overrides after these win)."""
 
 def _run_bfcl(args: argparse.Namespace, out: TextIO) -> int:
     """`--family bfcl`: BFCL's rules on the chosen split, reported as BFCL lays it out."""
-    from tracerl.envs.bfcl.reward import verdict
     from tracerl.envs.bfcl.report import bfcl_report
+    from tracerl.envs.bfcl.reward import verdict
     from tracerl.train.configlib import ConfigError
     from tracerl.train.evaluate import resolve, sample_checkpoint
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from tracerl.envs.family import TaskFamily
 from tracerl.evals.passk import pass_at_k
 from tracerl.policy.precision import weights_dtype
 from tracerl.rollout.runner import RolloutRunner
@@ -21,7 +22,6 @@ from tracerl.train import configlib
 from tracerl.train.checkpoint import latest_checkpoint, load_checkpoint_policy
 from tracerl.train.config import TrainConfig
 from tracerl.train.runner import build_runner, build_sampler, build_task_family, engine_sync
-from tracerl.envs.family import TaskFamily
 from tracerl.types import Group, Task, Trajectory
 
 SUCCESS_THRESHOLD = 1.0 - 1e-6
