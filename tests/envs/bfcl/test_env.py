@@ -7,12 +7,13 @@ import random
 import pytest
 
 from tracerl.envs.base import check_env
-from tracerl.envs.bfcl.data import ADDED_FUNCTIONS_PROMPT, entry_by_id
+from tracerl.envs.bfcl.data import ADDED_FUNCTIONS_PROMPT, entry_by_id, load_category
 from tracerl.envs.bfcl.env import RECORDED, BfclEnv
 from tracerl.envs.bfcl.family import BfclFamily, task_of
 from tracerl.envs.bfcl.hacks import DONE, call_text, play
 from tracerl.envs.bfcl.reward import BfclReward, decoded_multi, turn_check, verdict
 from tracerl.envs.registry import FamilyContext, build_family, families
+from tracerl.types import Trajectory, Turn
 
 
 def step(env, text):
@@ -92,6 +93,9 @@ def test_single_turn_acknowledges_and_ends_at_the_answer():
     r = step(env, call_text("anything", {}))
     assert r.tool_results[0].error == "unknown_tool" and not r.terminated
     assert step(env, DONE).terminated
+    asyncio.run(env.reset(task))
+    flood = [step(env, call_text("anything", {})).truncated for _ in range(13)]
+    assert flood == [False] * 12 + [True]
 
 
 def test_check_env_conformance():
@@ -136,3 +140,18 @@ def test_single_turn_reply_is_every_call_made():
     assert BfclReward()(play(entry, [ok, DONE])) == 1.0
     assert RECORDED in play(entry, [ok, DONE]).turns[0].observations[0].content
     assert BfclReward()(play(entry, [ok, ok, DONE])) == 0.0
+
+
+def test_a_runaway_simulator_call_times_out_and_never_counts():
+    entry = next(e for e in load_category("multi_turn_base") if "MathAPI" in e.involved_classes)
+    traj = play(entry, [call_text("power", {"base": 10, "exponent": 2})])
+    assert decoded_multi(traj, 1) == [[["power(base=10, exponent=2)"]]]
+    env = BfclEnv(call_timeout_s=0.01)
+    asyncio.run(env.reset(task_of(entry)))
+    # about 2 s of mpmath at 20,000 digits (BFCL's harness would wait for it)
+    r = step(env, call_text("logarithm", {"value": 3, "base": 7, "precision": 20_000}))
+    assert r.tool_results[0].error == "timeout" and "abandoned" in r.observations[0].content
+    traj = Trajectory(task=task_of(entry), prompt_ids=[],
+                      turns=[Turn([], [], "", tool_calls=r.tool_calls,
+                                  tool_results=r.tool_results)])
+    assert decoded_multi(traj, 1) == [[]]  # a call that timed out never counts as run

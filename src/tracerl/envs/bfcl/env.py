@@ -19,14 +19,24 @@ without breaking token-in token-out, so the new docs travel in the conversation,
 BFCL sends them to prompting models. BFCL force-quits a turn after 20 steps; so does
 this env (`max_steps_per_turn`), which ends the episode truncated.
 
+A simulator call runs in a worker thread under `call_timeout_s`. Some of BFCL's methods
+do unbounded work on their arguments (MathAPI's `power(base=10, exponent=10**9)` builds
+a billion-digit integer; its `logarithm` takes any precision), and BFCL's harness runs
+them as they come. Here such a call becomes a `timeout` result and never counts as a
+call that ran (so the reward's replay never runs it); Python cannot stop the thread,
+which finishes on its own (MathAPI, the class with such methods, keeps no state).
+
 Single-turn (AST categories): nothing executes. Each call is acknowledged (or refused,
-as above) and the episode ends at the first action without a call; what is scored is
-every call the agent made (envs/bfcl/reward.py). The acknowledgement is needed because
+as above) and the episode ends at the first action without a call (or truncated after
+SINGLE_TURN_MAX_ACTIONS); what is scored is every call the agent made
+(envs/bfcl/reward.py). The acknowledgement is needed because
 the sampler stops a turn at `</tool_call>`: parallel calls take one action each.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -38,9 +48,13 @@ from tracerl.envs.bfcl.data import ADDED_FUNCTIONS_PROMPT, BfclEntry, entry_by_i
 from tracerl.envs.bfcl.schema import argument_error, tool_schema
 from tracerl.envs.bfcl.simulators import ERROR_PREFIX, Simulation
 from tracerl.tools.hermes import parse_tool_calls
+from tracerl.tools.tool import TOOL_THREADS
 from tracerl.types import Message, Task, ToolCall, ToolResult
 
 RECORDED = "recorded (single-turn task: calls are checked, not executed)"
+SINGLE_TURN_MAX_ACTIONS = 12
+"""Actions with calls before a single-turn episode ends truncated (its reply is scored as
+it stands); the longest accepted single-turn answer holds 8 calls."""
 MAX_STEPS_PER_TURN = 50
 """Actions with calls per user turn before the episode is cut. BFCL allows 20 replies
 per turn, each with any number of calls; here an action holds one call (the sampler
@@ -76,10 +90,9 @@ def offered_schemas(entry: BfclEntry, turn: int) -> dict[str, dict[str, Any]]:
     return {d["name"]: tool_schema(d) for d in entry.functions_at(turn)}
 
 
-def run_call(offered: dict[str, dict[str, Any]], simulation: Simulation | None,
-             call: ToolCall) -> ToolResult:
-    """Refuse a call to a function not offered or with arguments that break its schema;
-    else run it on the simulation (single-turn: acknowledge it)."""
+def refusal(offered: dict[str, dict[str, Any]], call: ToolCall) -> ToolResult | None:
+    """The refusal of a call to a function not offered now, or with arguments that break
+    its schema; None when the call may run."""
     started = time.time()
     schema = offered.get(call.name)
     if schema is None:
@@ -89,6 +102,11 @@ def run_call(offered: dict[str, dict[str, Any]], simulation: Simulation | None,
     if problem is not None:
         return _result(call, f"Error: invalid arguments for {call.name}: {problem}",
                        "bad_arguments", started)
+    return None
+
+
+def executed(simulation: Simulation | None, call: ToolCall, started: float) -> ToolResult:
+    """A call that may run, run on the simulation (single-turn: acknowledged)."""
     if simulation is None:
         return _result(call, RECORDED, None, started)
     content = simulation.execute(format_call(call.name, call.arguments))
@@ -96,11 +114,18 @@ def run_call(offered: dict[str, dict[str, Any]], simulation: Simulation | None,
                    started)
 
 
+def run_call(offered: dict[str, dict[str, Any]], simulation: Simulation | None,
+             call: ToolCall) -> ToolResult:
+    """Refuse the call or run it, without a time limit (demonstrations: ground truth)."""
+    return refusal(offered, call) or executed(simulation, call, time.time())
+
+
 @dataclass
 class BfclEnv:
     """One BFCL episode at a time (see the module docstring)."""
 
     max_steps_per_turn: int = MAX_STEPS_PER_TURN
+    call_timeout_s: float = 5.0
     entry: BfclEntry | None = None
     turn: int = 0
     steps: int = 0
@@ -135,10 +160,11 @@ class BfclEnv:
         started = time.time()
         results = [_result(ToolCall("", {}, id=f"malformed_{i}"), f"Error: {m.reason}",
                            "malformed_call", started) for i, m in enumerate(parsed.malformed)]
-        results += [self._run(c) for c in parsed.calls]
+        results += [await self._run(c) for c in parsed.calls]
         observations = [Message("tool", r.content, tool_call_id=r.call.id, name=r.call.name)
                         for r in results]
-        over = self.entry.multi_turn and self.steps > self.max_steps_per_turn
+        limit = self.max_steps_per_turn if self.entry.multi_turn else SINGLE_TURN_MAX_ACTIONS
+        over = self.steps > limit
         return StepResult(observations=observations, truncated=over,
                           tool_calls=[r.call for r in results], tool_results=results,
                           info={"user_turn": self.turn})
@@ -153,8 +179,19 @@ class BfclEnv:
         return StepResult(observations=turn_messages(self.entry, self.turn),
                           info={"user_turn": self.turn})
 
-    def _run(self, call: ToolCall) -> ToolResult:
-        return run_call(self._offered, self.simulation, call)
+    async def _run(self, call: ToolCall) -> ToolResult:
+        refused = refusal(self._offered, call)
+        if refused is not None:
+            return refused
+        started = time.time()
+        loop = asyncio.get_running_loop()
+        work = functools.partial(executed, self.simulation, call, started)
+        try:
+            return await asyncio.wait_for(loop.run_in_executor(TOOL_THREADS, work),
+                                          self.call_timeout_s)
+        except TimeoutError:
+            return _result(call, f"Error: {call.name} took longer than "
+                           f"{self.call_timeout_s:g}s and was abandoned", "timeout", started)
 
     async def close(self) -> None:
         self.entry, self.simulation = None, None

@@ -41,6 +41,7 @@ class BfclFamily:
     heldout_fraction: float = HELDOUT_FRACTION
     unseen_classes: tuple[str, ...] = UNSEEN_CLASSES
     max_steps_per_turn: int = MAX_STEPS_PER_TURN
+    call_timeout_s: float = 5.0
     name: str = "bfcl"
     splits: dict[str, list[BfclEntry]] = field(init=False)
 
@@ -94,7 +95,8 @@ class BfclFamily:
         return out
 
     def make_env(self) -> BfclEnv:
-        return BfclEnv(max_steps_per_turn=self.max_steps_per_turn)
+        return BfclEnv(max_steps_per_turn=self.max_steps_per_turn,
+                       call_timeout_s=self.call_timeout_s)
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
         return demonstration(entry_of(task))
@@ -120,6 +122,8 @@ class BfclConfig:
 
 @register_family("bfcl", BfclConfig)
 def build_bfcl(section: BfclConfig, context: FamilyContext) -> BfclFamily:
-    """BFCL v4 (single-turn AST and multi-turn simulators), scored by BFCL's rules."""
+    """BFCL v4 (single-turn AST and multi-turn simulators), scored by BFCL's rules
+    (task.tool_timeout_s limits each simulator call)."""
     return BfclFamily(tuple(section.categories), section.heldout_fraction,
-                      tuple(section.unseen_classes), section.max_steps_per_turn)
+                      tuple(section.unseen_classes), section.max_steps_per_turn,
+                      call_timeout_s=context.tool_timeout_s)

@@ -26,8 +26,10 @@ import importlib.util
 import inspect
 import json
 import sys
+import threading
 import types
 from collections.abc import Iterable
+from contextlib import nullcontext
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,11 @@ STATELESS = frozenset({"MathAPI"})
 REFUSED_NAMES = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
 """Names BFCL's harness refuses to run, whatever class they would belong to."""
 ERROR_PREFIX = "Error during execution: "
+PROCESS_STATE = frozenset({"MathAPI"})
+"""Classes whose methods set process-wide state: MathAPI.logarithm sets mpmath's global
+precision before it computes, so two episodes' calls in two threads could each compute
+at the other's precision. Their calls take one lock."""
+_PROCESS_LOCK = threading.Lock()
 
 
 def _register_packages(folder: Path) -> None:
@@ -96,6 +103,8 @@ class Simulation:
                  long_context: bool = False) -> None:
         self.instances: dict[str, Any] = {}
         self.methods: dict[str, Any] = {}
+        self.owner: dict[str, str] = {}
+        """Method name -> the class it runs on (a later class wins a clash, as in BFCL)."""
         for class_name in involved_classes:
             instance = simulator_class(class_name)()
             if class_name not in STATELESS:
@@ -105,6 +114,7 @@ class Simulation:
             for name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
                 if not name.startswith("_"):
                     self.methods[name] = method
+                    self.owner[name] = class_name
 
     @classmethod
     def for_entry(cls, entry: dict[str, Any]) -> Simulation:
@@ -120,8 +130,10 @@ class Simulation:
         method = self.methods.get(parsed.name)
         if method is None:
             return f"{ERROR_PREFIX}name '{parsed.name}' is not defined"
+        lock = _PROCESS_LOCK if self.owner[parsed.name] in PROCESS_STATE else nullcontext()
         try:
-            return result_text(method(*parsed.args, **parsed.kwargs))
+            with lock:
+                return result_text(method(*parsed.args, **parsed.kwargs))
         except Exception as e:  # the simulator's own failure is the call's result
             return f"{ERROR_PREFIX}{e}"
 
