@@ -42,6 +42,7 @@ held-out split.
     tracerl eval path/to/model task.family=calc task.calc.calls=2 --k 8
     tracerl eval smollm2-135m threads=1 --tasks 8 --k 2  # a pretrained model by name
     tracerl eval smollm2-135m --family humaneval --k 5 --out he.json  # another family
+    tracerl eval smollm2-135m --family bfcl --categories simple_python multiple
 
     tracerl eval convs.jsonl --metric exact_match --metric bleu:max_n=2
     tracerl eval runs/exp1 --run exp1 --metric "tool_selection:required=search|fetch" --json
@@ -144,6 +145,16 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     ck.add_argument("--k", type=int, default=1, help="samples per task, for pass@k (default 1)")
     ck.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
     ck.add_argument("--seed", type=int, default=0, help="seed of tasks and sampling")
+    bf = parser.add_argument_group(
+        "external benchmarks (checkpoint mode): `--family bfcl` scores BFCL v4 by its rules "
+        "and prints BFCL's layout (docs/bfcl.md)")
+    bf.add_argument("--family", help="bfcl: the BFCL family, per-category report")
+    bf.add_argument("--categories", nargs="+", metavar="CATEGORY",
+                    help="BFCL categories (shell patterns such as live_* work; default: all)")
+    bf.add_argument("--split", default="heldout", choices=("heldout", "unseen_api", "train"),
+                    help="which ids to score (default heldout)")
+    bf.add_argument("--tasks-per-category", type=int, default=0, metavar="N",
+                    help="at most N entries per category (default 0: all of the split)")
 
 
 def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
@@ -154,7 +165,8 @@ def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("reward", help="code_tests, math_answer, or module:attr")
+    parser.add_argument("reward", help="code_tests, math_answer, bfcl (BFCL's reward against "
+                                       "its own hacks on real entries), or module:attr")
     parser.add_argument("--category", action="append", choices=HACK_CATEGORIES,
                         help="only hacks of this category (repeatable; default: all)")
     parser.add_argument("--timeout", type=float, default=2.0,

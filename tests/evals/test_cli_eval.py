@@ -138,3 +138,20 @@ def test_a_metric_missing_its_required_option_says_how_to_give_it(jsonl, capsys)
     err = capsys.readouterr().err
     assert "needs the option schemas: --metric tool_call_validity:schemas=..." in err
     assert "TypeError" not in err and "positional argument" not in err
+
+
+def test_bfcl_family_report_is_printed_and_written(tmp_path):
+    from tracerl.evals.cli_eval import main
+    from tracerl.policy.model import TinySpec, write_tiny
+
+    model = write_tiny(tmp_path / "tiny", TinySpec(hidden_size=32, layers=1, heads=2,
+                                                   intermediate_size=64), 0)
+    out = tmp_path / "bfcl.json"
+    code = main([str(model), "rl.max_turns=2", "rl.max_turn_tokens=8", "--family", "bfcl",
+                 "--categories", "simple_python", "irrelevance", "--tasks-per-category", "2",
+                 "--temperature", "0", "--out", str(out)])
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert [c["category"] for c in report["categories"]] == ["simple_python", "irrelevance"]
+    assert all(c["entries"] == 2 for c in report["categories"])
+    assert report["split"] == "heldout" and "Irrelevance" in report["sections"]

@@ -120,9 +120,48 @@ def _run_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+BFCL_ROLLOUT = ("rl.max_turns=64", "rl.max_turn_tokens=256", "rl.max_response_tokens=8192")
+"""Rollout limits for a model evaluated on BFCL without a run of its own (a run keeps its
+settings; key=value overrides after these win)."""
+
+
+def _run_bfcl(args: argparse.Namespace, out: TextIO) -> int:
+    """`--family bfcl`: BFCL's rules on the chosen split, reported as BFCL lays it out."""
+    from tracerl.envs.bfcl.report import bfcl_report
+    from tracerl.envs.bfcl.reward import verdict
+    from tracerl.train.configlib import ConfigError
+    from tracerl.train.evaluate import resolve, sample_checkpoint
+
+    path = Path(args.data)
+    is_run = resolve(path)[1] is not None if path.is_dir() else False
+    overrides = ([] if is_run else list(BFCL_ROLLOUT)) + ["task.family=bfcl"]
+    if args.categories:
+        overrides.append(f"task.bfcl.categories=[{','.join(args.categories)}]")
+    try:
+        model_dir, _, groups = sample_checkpoint(
+            args.data, overrides + list(args.overrides),
+            lambda f: f.tasks_per_category(args.split, args.tasks_per_category, args.seed),
+            args.k, args.temperature, args.seed)
+    except (ConfigError, ValueError, FileNotFoundError) as exc:
+        sys.stderr.write(f"tracerl eval: {exc}\n")
+        return 2
+    rows = [(t.task.metadata["category"], t.task.id,
+             t.outcome_reward is not None and verdict(t).valid)
+            for g in groups for t in g.trajectories]
+    report = bfcl_report(rows, str(model_dir), args.split, args.k)
+    target = Path(args.out) if args.out else (
+        (path if is_run else Path.cwd()) / f"bfcl_{args.split}.json")
+    target.write_text(report.to_json() + "\n", encoding="utf-8")
+    out.write((report.to_json() if args.json else report.table()) + f"\n\nwritten to {target}\n")
+    return 0
+
+
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit code 0 when scored (failures are in the report), 2 on bad input."""
     out = out or sys.stdout
+    if getattr(args, "family", None) == "bfcl" and (Path(args.data).exists()
+                                                      or args.data in MODELS):
+        return _run_bfcl(args, out)
     if not Path(args.data).exists() and args.data not in MODELS:  # checked first
         sys.stderr.write(f"tracerl eval: {args.data} does not exist (expected a .jsonl file, "
                          "a trace store, a run or model directory, or a model name: "

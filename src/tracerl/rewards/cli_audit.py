@@ -12,17 +12,28 @@ from dataclasses import asdict
 
 from tracerl.cli_args import AUDIT_DESCRIPTION
 from tracerl.cli_args import add_audit_arguments as add_arguments
-from tracerl.rewards.audit import audit, resolve_reward
+from tracerl.rewards.audit import AuditReport, audit, resolve_reward
+
+
+def _bfcl_report() -> AuditReport:
+    """The BFCL reward against its own hacks, played on real BFCL entries."""
+    from tracerl.envs.bfcl.hacks import HACKS
+    from tracerl.envs.bfcl.reward import BfclReward
+
+    return audit(BfclReward(), hacks=HACKS)
 
 
 def run(args: argparse.Namespace) -> int:
     options = {"timeout_s": args.timeout} if args.reward in ("code_tests", "math_answer") else {}
-    try:
-        reward = resolve_reward(args.reward, **options)
-    except ValueError as exc:
-        print(f"tracerl audit: {exc}")
-        return 2
-    report = audit(reward, categories=args.category)
+    if args.reward == "bfcl":
+        report = _bfcl_report()
+    else:
+        try:
+            reward = resolve_reward(args.reward, **options)
+        except ValueError as exc:
+            print(f"tracerl audit: {exc}")
+            return 2
+        report = audit(reward, categories=args.category)
     if args.json:
         print(json.dumps({"reward": report.reward, "ok": report.ok,
                           "results": [asdict(r) for r in report.results]}, indent=2))

@@ -94,12 +94,18 @@ class RolloutRunner:
     the outcome reward. A turn ends at one of `stop_ids` (the policy's one-token stops, a
     fast path) or once its text completes one of the renderer's `stop_strings`, however
     the model tokenised it.
+
+    `context_tokens` (0 = unlimited) is the model's context length. A task whose prompt
+    does not fit it is refused: the trajectory is an error that names the task and both
+    lengths (never scored, never trained on), not a prompt cut short. An episode whose
+    context fills up during the episode ends truncated, with the same note in its error.
     """
 
     def __init__(self, sampler: Sampler, renderer: ChatRenderer,
                  stop_ids: tuple[int, ...], env_factory: EnvFactory,
                  reward: Reward | Callable[[Trajectory], float | None],
-                 config: RolloutConfig, guard_penalty: bool = False) -> None:
+                 config: RolloutConfig, guard_penalty: bool = False,
+                 context_tokens: int = 0) -> None:
         self.sampler = sampler
         self.renderer = renderer
         self.stop_ids = stop_ids
@@ -107,6 +113,7 @@ class RolloutRunner:
         self.reward = as_reward(reward)
         self.config = RolloutConfig.of(config)
         self.guard_penalty = guard_penalty
+        self.context_tokens = context_tokens
         self.stats = RolloutStats()
 
     def run(self, tasks: list[Task], policy_version: int = 0, *,
@@ -209,11 +216,24 @@ class RolloutRunner:
         prompt = self.renderer.prompt_ids(messages, tools)
         traj = Trajectory(task=task, prompt_ids=prompt, group_index=group,
                           sample_index=sample, policy_version=version, tools=tools)
-        return _Episode(env, traj, list(messages), list(prompt), version=version)
+        ep = _Episode(env, traj, list(messages), list(prompt), version=version)
+        if self.context_tokens and len(prompt) >= self.context_tokens:
+            self._fail(ep, f"task {task.id}: its prompt ({len(prompt)} tokens, tool "
+                       f"descriptions included) does not fit the model's context of "
+                       f"{self.context_tokens} tokens; refused, not truncated", "")
+        return ep
+
+    def _room(self, ep: _Episode, cfg: RolloutConfig) -> int:
+        """Tokens the next turn may sample: the turn and response budgets, and what is
+        left of the model's context."""
+        room = min(cfg.max_turn_tokens, cfg.max_response_tokens - ep.used)
+        if self.context_tokens:
+            room = min(room, self.context_tokens - len(ep.context))
+        return room
 
     def _sample(self, live: list[_Episode], cfg: RolloutConfig) -> list[Sample]:
         """One batched sampler call for the next action of every episode in `live`."""
-        budgets = [min(cfg.max_turn_tokens, cfg.max_response_tokens - ep.used) for ep in live]
+        budgets = [self._room(ep, cfg) for ep in live]
         params = SamplingParams(cfg.temperature, cfg.top_p, cfg.max_turn_tokens, self.stop_ids,
                                 self.renderer.stop_strings)
         t0 = time.perf_counter()
@@ -223,6 +243,15 @@ class RolloutRunner:
         return samples
 
     async def _advance(self, live: list[_Episode], cfg: RolloutConfig) -> None:
+        for ep in live:
+            if self.context_tokens and len(ep.context) >= self.context_tokens:
+                ep.live = False  # the model's context is full: the episode stops here
+                ep.trajectory.status = Status.TRUNCATED
+                ep.trajectory.error = (f"context of {self.context_tokens} tokens full after "
+                                       f"{len(ep.trajectory.turns)} turns")
+        live = [ep for ep in live if ep.live]
+        if not live:
+            return
         samples = self._sample(live, cfg)
         t0 = time.perf_counter()
         await asyncio.gather(*(self._step(ep, s, cfg)
@@ -279,7 +308,7 @@ class RolloutRunner:
         ep.trajectory.status = Status.ERROR
         ep.trajectory.error = message
         self.stats.env_errors += 1
-        self.stats.errors.append(detail)
+        self.stats.errors.append(detail or message)
 
     async def _close(self, ep: _Episode) -> None:
         try:

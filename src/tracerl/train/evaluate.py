@@ -11,12 +11,14 @@ recomputed from it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from tracerl.envs.family import TaskFamily
 from tracerl.evals.passk import pass_at_k
 from tracerl.policy.precision import weights_dtype
 from tracerl.rollout.runner import RolloutRunner
@@ -30,7 +32,7 @@ from tracerl.train.runner import (
     check_references,
     engine_sync,
 )
-from tracerl.types import Task, Trajectory
+from tracerl.types import Group, Task, Trajectory
 
 SUCCESS_THRESHOLD = 1.0 - 1e-6
 
@@ -113,8 +115,11 @@ def resolve(path: Path) -> tuple[Path, TrainConfig | None]:
     return path, None
 
 
-def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: int,
-                        temperature: float, seed: int = 0) -> CheckpointReport:
+def sample_checkpoint(path: str | Path, overrides: list[str],
+                      choose: Callable[[TaskFamily], list[Task]], k: int, temperature: float,
+                      seed: int = 0) -> tuple[Path, TaskFamily, list[Group]]:
+    """`k` trajectories per task of `choose(family)`, sampled by the checkpoint (or
+    model) at `path` with the family and rollout settings of its run (or `overrides`)."""
     model_dir, run_config = resolve(Path(path))
     # Without a run's config, the model evaluated is the one given (a directory or a
     # name), so the family is built for it (tools described as the model records).
@@ -130,10 +135,21 @@ def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: i
     if engine is not None:  # the checkpoint's weights, adapter included
         engine.push(policy.model, everything=True)
     runner = build_runner(cfg, policy, family, sampler)
+    return model_dir, family, runner.run(choose(family), group_size=k, temperature=temperature)
+
+
+def heldout_tasks(family: TaskFamily, tasks: int, seed: int) -> list[Task]:
+    """The family's fixed held-out tasks when it has them (`eval_tasks`), else `tasks`
+    drawn from its held-out split."""
     fixed = getattr(family, "eval_tasks", None)
-    chosen = fixed("heldout", tasks) if callable(fixed) else family.tasks("heldout", tasks,
-                                                                         seed=seed)
-    groups = runner.run(chosen, group_size=k, temperature=temperature)
+    return fixed("heldout", tasks) if callable(fixed) else family.tasks("heldout", tasks,
+                                                                        seed=seed)
+
+
+def evaluate_checkpoint(path: str | Path, overrides: list[str], tasks: int, k: int,
+                        temperature: float, seed: int = 0) -> CheckpointReport:
+    model_dir, family, groups = sample_checkpoint(
+        path, overrides, lambda f: heldout_tasks(f, tasks, seed), k, temperature, seed)
     trajs = [t for g in groups for t in g.trajectories]
     s = summarize(trajs)
     wins = [sum(is_success(t) for t in g.trajectories) for g in groups]

@@ -117,6 +117,7 @@ def build_runner(config: TrainConfig, policy: Policy, family: TaskFamily,
     """
     if sampler is None:
         sampler = build_sampler(config, policy)
+    context = getattr(policy.model.config, "max_position_embeddings", 0) or 0
     return RolloutRunner(sampler, ChatRenderer(policy.tokenizer), policy.stop_ids,
                          family.make_env, family.reward, config.rl,
-                         guard_penalty=config.guard.penalty)
+                         guard_penalty=config.guard.penalty, context_tokens=context)
