@@ -36,22 +36,25 @@ Exit status 0 only at 100% checker agreement.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bfcl_agreement_outputs import Output, build_outputs, load_category, read_jsonl
+from bfcl_agreement_report import print_report, summarize
 
 from tracerl.envs.bfcl import check_multi_turn, check_single_turn
+from tracerl.envs.bfcl.answers import decoded as as_decoded
 from tracerl.envs.bfcl.calls import format_call
+from tracerl.envs.bfcl.data import entry_by_id
+from tracerl.envs.bfcl.hacks import play
+from tracerl.envs.bfcl.reward import decoded_multi, decoded_single, verdict
 from tracerl.tools import parse_tool_calls
 from tracerl.util.wheels import WheelData, wheel_data
 
@@ -63,6 +66,8 @@ CATEGORIES = [
     "multi_turn_long_context",
 ]
 RUNNER = Path(__file__).with_name("bfcl_agreement_runner.py")
+NOT_AN_EPISODE = {"extra_turn": "an episode ends after its last user turn"}
+"""Outputs only the checker level can score: no episode in the env can produce them."""
 
 
 def ensure_venv(venv: Path, python: str) -> Path:
@@ -89,32 +94,40 @@ def _bfcl_env(venv: Path) -> dict[str, str]:
 
 # -- tracerl's side ------------------------------------------------------------------
 
-def decode(text: str) -> list[dict[str, dict]]:
-    """Single-turn: BFCL's decoded form `[{name: {param: value}}]` of tracerl's parse."""
-    return [{c.name: dict(c.arguments)} for c in parse_tool_calls(text).calls]
+def parsed(out: Output, *, keep_empty: bool = False) -> Any:
+    """Every call the text holds, in BFCL's decoded form, as BFCL's runner would hand
+    them to its checker (multi-turn: steps without a call left out unless `keep_empty`)."""
+    if out.turns is None:
+        return as_decoded(parse_tool_calls(out.text or "").calls)
+    steps = [[[format_call(c.name, dict(c.arguments)) for c in parse_tool_calls(s).calls]
+              for s in turn] for turn in out.turns]
+    return [[s for s in turn if s or keep_empty] for turn in steps]
 
 
-def decode_turns(turns: list[list[str]], *, keep_empty: bool = False) -> list[list[list[str]]]:
-    """Multi-turn: each step's calls as call strings; steps without a call left out, as
-    BFCL's runner leaves them out (`keep_empty` keeps them, to test the checker's
-    reading of a turn of empty steps)."""
-    out = []
-    for turn in turns:
-        steps = [[format_call(c.name, dict(c.arguments)) for c in parse_tool_calls(s).calls]
-                 for s in turn]
-        out.append([s for s in steps if s or keep_empty])
-    return out
-
-
-def tracerl_verdict(out: Output, entry: dict, answer: Any, decoded: Any) -> dict:
+def checker_verdict(out: Output, entry: dict, answer: Any, decoded: Any) -> dict:
+    """check_single_turn / check_multi_turn on `decoded`; a crash is a verdict to list."""
     try:
         if out.turns is not None:
             v = check_multi_turn(entry, answer, decoded)
         else:
             v = check_single_turn(out.category, entry["function"], answer or [], decoded)
-    except Exception as e:  # noqa: BLE001 -- a crash is a disagreement to list, not the end
+    except Exception as e:  # noqa: BLE001
         return {"valid": None, "error": f"raised {type(e).__name__}: {e}"}
     return {"valid": bool(v.valid), "error": v.error}
+
+
+def episode(out: Output) -> dict:
+    """The text played through BfclEnv as a policy's actions, scored by the reward."""
+    entry = entry_by_id(out.category, out.id)
+    actions = [a for turn in out.turns for a in turn] if out.turns is not None \
+        else [out.text or "", "Done."]
+    try:
+        traj = play(entry, actions)
+        dec = decoded_multi(traj, len(entry.turns)) if entry.multi_turn else decoded_single(traj)
+        v = verdict(traj)
+    except Exception as e:  # noqa: BLE001
+        return {"valid": None, "error": f"raised {type(e).__name__}: {e}", "decoded": None}
+    return {"valid": bool(v.valid), "error": v.error, "decoded": dec}
 
 
 # -- the comparison ------------------------------------------------------------------
@@ -128,102 +141,32 @@ def run_bfcl(py: Path, venv: Path, records: list[dict]) -> dict[str, dict]:
         return {r["uid"]: r for r in read_jsonl(dst)}
 
 
-def load_truth(data: Path, categories: list[str]) -> dict[str, tuple[dict, Any]]:
-    """{id: (entry, accepted answer)} over `categories`."""
-    return {e["id"]: (e, a) for c in categories for e, a in load_category(data, c)}
-
-
-def compare(outputs: list[Output], truth: dict, bfcl: dict[str, dict], decoded: dict
-            ) -> list[dict]:
+def score_tracerl(outputs: list[Output], data: Path, categories: list[str]) -> list[dict]:
+    truth = {e["id"]: (e, a) for c in categories for e, a in load_category(data, c)}
     rows = []
     for out in outputs:
         entry, answer = truth[out.id]
-        b, dec = bfcl[out.uid], decoded[out.uid]
-        t = tracerl_verdict(out, entry, answer, dec)
-        kept = None if out.turns is None else tracerl_verdict(
-            out, entry, answer, decode_turns(out.turns, keep_empty=True))["valid"]
-        rows.append({
-            **asdict(out), "tracerl_decoded": dec, "bfcl_decoded": b["bfcl_decoded"],
-            "bfcl_valid": b["text_valid"], "bfcl_error": b["text_error"],
-            "bfcl_valid_on_tracerl_decoding": b["decoded_valid"],
-            "bfcl_error_on_tracerl_decoding": b["decoded_error"],
-            "tracerl_valid": t["valid"], "tracerl_error": t["error"],
-            "tracerl_valid_with_empty_steps": kept,
-        })
+        dec = parsed(out)
+        checker = checker_verdict(out, entry, answer, dec)
+        kept = None if out.turns is None else checker_verdict(
+            out, entry, answer, parsed(out, keep_empty=True))["valid"]
+        ep = {"valid": None, "error": NOT_AN_EPISODE[out.perturbation], "decoded": None} \
+            if out.perturbation in NOT_AN_EPISODE else episode(out)
+        rows.append({**asdict(out), "decoded": dec, "env_decoded": ep["decoded"],
+                     "checker_valid": checker["valid"], "checker_error": checker["error"],
+                     "checker_valid_with_empty_steps": kept,
+                     "reward_valid": ep["valid"], "reward_error": ep["error"]})
     return rows
 
 
-def summarize(rows: list[dict]) -> dict[str, Any]:
-    per: dict[str, Counter] = defaultdict(Counter)
+def runner_records(rows: list[dict]) -> list[dict]:
+    out = []
     for r in rows:
-        for key in (r["category"], "overall"):
-            c = per[key]
-            c["n"] += 1
-            c["bfcl_valid"] += r["bfcl_valid"]
-            c["agree"] += r["bfcl_valid"] == r["tracerl_valid"]
-            c["agree_checker"] += r["bfcl_valid_on_tracerl_decoding"] == r["tracerl_valid"]
-            c["decoding_differs"] += _decoding_differs(r)
-    return {k: dict(v) for k, v in per.items()}
-
-
-def _decoding_differs(r: dict) -> bool:
-    if r["turns"] is None:
-        return r["bfcl_decoded"] != r["tracerl_decoded"]
-    # BFCL's steps as it keeps them (decoded, non-empty), call strings compared as ASTs
-    kept = [[s for s in t if s] for t in r["bfcl_decoded"]] \
-        if isinstance(r["bfcl_decoded"], list) else r["bfcl_decoded"]
-    return _calls_ast(kept) != _calls_ast(r["tracerl_decoded"])
-
-
-def _calls_ast(turns: Any) -> Any:
-    def one(call: str) -> str:
-        try:
-            return ast.dump(ast.parse(call.strip(), mode="eval"))
-        except SyntaxError:
-            return call
-    return [[[one(c) for c in step] for step in turn] for turn in turns] \
-        if isinstance(turns, list) else turns
-
-
-def _short(r: dict) -> str:
-    text = r["text"] if r["text"] is not None else json.dumps(r["turns"])
-    return text.replace("\n", "\\n")[:160]
-
-
-def print_report(rows: list[dict], summary: dict[str, Any], seconds: float) -> None:
-    print("\n| category | outputs | BFCL valid | agree (checker) | agree (end to end) "
-          "| decoding differs |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for key in [*sorted(k for k in summary if k != "overall"), "overall"]:
-        c = summary[key]
-        print(f"| {key} | {c['n']} | {c['bfcl_valid']} "
-              f"| {c['agree_checker']} ({c['agree_checker'] / c['n']:.1%}) "
-              f"| {c['agree']} ({c['agree'] / c['n']:.1%}) | {c['decoding_differs']} |")
-    print(f"({seconds:.0f} s)")
-    checker = [r for r in rows if r["bfcl_valid_on_tracerl_decoding"] != r["tracerl_valid"]]
-    print(f"\n{len(checker)} checker disagreements (both checkers on tracerl's decoding):")
-    for r in checker:
-        print(f"- {r['category']} {r['id']} [{r['perturbation']}] "
-              f"BFCL={r['bfcl_valid_on_tracerl_decoding']} tracerl={r['tracerl_valid']}\n"
-              f"    output: {_short(r)}\n"
-              f"    BFCL: {r['bfcl_error_on_tracerl_decoding'][:200]}\n"
-              f"    tracerl: {str(r['tracerl_error'])[:200]}")
-    kept = [r for r in rows if r["turns"] is not None
-            and r["tracerl_valid_with_empty_steps"] != r["bfcl_valid_on_tracerl_decoding"]]
-    print(f"\n{len(kept)} multi-turn disagreements when the steps without a call are passed "
-          "to check_multi_turn too (BFCL's runner drops them before its checker):")
-    for r in kept:
-        print(f"- {r['category']} {r['id']} [{r['perturbation']}] BFCL="
-              f"{r['bfcl_valid_on_tracerl_decoding']} tracerl={r['tracerl_valid_with_empty_steps']}"
-              f"\n    output: {_short(r)}")
-    decoding = [r for r in rows if r["bfcl_valid"] != r["tracerl_valid"] and _decoding_differs(r)]
-    print(f"\n{len(decoding)} end-to-end disagreements where the decoders differ "
-          "(BFCL's Hermes decoder vs tracerl.tools.parse_tool_calls), by perturbation:")
-    for tag, n in sorted(Counter(r["perturbation"] for r in decoding).items()):
-        r = next(r for r in decoding if r["perturbation"] == tag)
-        print(f"- {tag}: {n}, e.g. {r['id']} BFCL={r['bfcl_valid']} tracerl={r['tracerl_valid']}"
-              f"\n    output: {_short(r)}\n    BFCL decoded: {str(r['bfcl_decoded'])[:160]}"
-              f"\n    tracerl decoded: {str(r['tracerl_decoded'])[:160]}")
+        rec = {k: r[k] for k in ("uid", "category", "id", "decoded", "env_decoded")}
+        rec["text" if r["turns"] is None else "turns"] = r["text"] if r["turns"] is None \
+            else r["turns"]
+        out.append({**rec, "episode": r["reward_valid"] is not None})
+    return out
 
 
 def main() -> int:
@@ -241,16 +184,15 @@ def main() -> int:
     py = ensure_venv(args.venv, args.python)
     data = wheel_data(WheelData("bfcl-eval", BFCL_VERSION, "bfcl_eval/data"))
     outputs = build_outputs(data, args.categories, args.per_category, args.seed)
-    decoded = {o.uid: (decode_turns(o.turns) if o.turns is not None else decode(o.text or ""))
-               for o in outputs}
-    records = [{**asdict(o), "decoded": decoded[o.uid], "decoded_turns": decoded[o.uid]}
-               for o in outputs]
-    for r in records:
-        if r["turns"] is None:
-            del r["turns"], r["decoded_turns"]
     print(f"{len(outputs)} outputs over {len(args.categories)} categories", flush=True)
-    bfcl = run_bfcl(py, args.venv, records)
-    rows = compare(outputs, load_truth(data, args.categories), bfcl, decoded)
+    rows = score_tracerl(outputs, data, args.categories)
+    bfcl = run_bfcl(py, args.venv, runner_records(rows))
+    for r in rows:
+        b = bfcl[r["uid"]]
+        r.update(bfcl_decoded=b["bfcl_decoded"], bfcl_text_valid=b["text_valid"],
+                 bfcl_text_error=b["text_error"], bfcl_checker_valid=b["decoded_valid"],
+                 bfcl_checker_error=b["decoded_error"], bfcl_env_valid=b["env_valid"],
+                 bfcl_env_error=b["env_error"])
     summary = summarize(rows)
     seconds = time.perf_counter() - started
     print_report(rows, summary, seconds)

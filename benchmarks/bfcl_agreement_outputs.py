@@ -22,7 +22,6 @@ Nothing here scores anything; which outputs are right is for the checkers to say
 
 from __future__ import annotations
 
-import ast
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -31,17 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tracerl.envs.bfcl.answers import as_tool_call
 from tracerl.envs.bfcl.simulators import Simulation
 
 Call = tuple[str, dict[str, Any]]
 
-# The simulator class -> its function-doc file in bfcl_eval/data/multi_turn_func_doc/
-DOC_FILES = {
-    "GorillaFileSystem": "gorilla_file_system.json", "MathAPI": "math_api.json",
-    "MessageAPI": "message_api.json", "TwitterAPI": "posting_api.json",
-    "TicketAPI": "ticket_api.json", "TradingBot": "trading_bot.json",
-    "TravelAPI": "travel_booking.json", "VehicleControlAPI": "vehicle_control.json",
-}
 PROSE = "I can't help with that using the tools I have."
 
 
@@ -275,31 +268,6 @@ def irrelevance_variants(rng: random.Random, functions: list[dict]) -> Iterator[
 
 # -- multi-turn ----------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Doc:
-    """What the generator needs of a multi-turn function doc."""
-
-    cls: str
-    params: list[str]
-
-
-def read_docs(doc_dir: Path, classes: list[str]) -> dict[str, Doc]:
-    return {d["name"]: Doc(cls, list(d["parameters"]["properties"]))
-            for cls in classes for d in read_jsonl(doc_dir / DOC_FILES[cls])}
-
-
-def parse_call(call: str, docs: dict[str, Doc]) -> Call:
-    """A ground-truth call string (`cd(folder='x')`, `sort('f.pdf')`) as name and named
-    arguments; positional arguments are named in the order the function doc lists."""
-    node = ast.parse(call, mode="eval").body
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-        raise ValueError(f"not a plain call: {call!r}")
-    name = node.func.id
-    args = {docs[name].params[i]: ast.literal_eval(a) for i, a in enumerate(node.args)}
-    args.update({k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg})
-    return name, args
-
-
 def _turn_texts(calls: list[Call], *, per_call: bool = False) -> list[str]:
     if not calls:
         return [PROSE]
@@ -437,7 +405,7 @@ def _early_then_broken(rng: random.Random, turns: list[list[Call]]) -> list[list
     return texts
 
 
-def _renamed_call(rng: random.Random, turns: list[list[Call]], docs: dict[str, Doc],
+def _renamed_call(rng: random.Random, turns: list[list[Call]], sim: Simulation,
                   how: str) -> list[list[str]] | None:
     t = _some_turn(rng, turns)
     if t is None:
@@ -445,7 +413,8 @@ def _renamed_call(rng: random.Random, turns: list[list[Call]], docs: dict[str, D
     i = rng.randrange(len(turns[t]))
     calls = deepcopy(turns[t])
     name = calls[i][0]
-    calls[i] = (f"{docs[name].cls}.{name}" if how == "qualified" else f" {name}", calls[i][1])
+    owner = next(c for c, obj in sim.instances.items() if hasattr(obj, name))
+    calls[i] = (f"{owner}.{name}" if how == "qualified" else f" {name}", calls[i][1])
     return _edit(turns, t, calls)
 
 
@@ -513,12 +482,14 @@ MULTI_VARIANTS: dict[str, MultiVariant] = {
 }
 
 
-def multi_variants(rng: random.Random, entry: dict, truth: list[list[str]], docs: dict[str, Doc]
+def multi_variants(rng: random.Random, entry: dict, truth: list[list[str]]
                    ) -> Iterator[tuple[str, list[list[str]]]]:
-    turns = [[parse_call(c, docs) for c in turn] for turn in truth]
+    sim = Simulation.for_entry(entry)  # names positional arguments by the methods' signatures
+    turns = [[(c.name, dict(c.arguments)) for c in (as_tool_call(x, sim) for x in turn)]
+             for turn in truth]
     made = {tag: make(rng, turns) for tag, make in MULTI_VARIANTS.items()}
-    made["class_qualified_name"] = _renamed_call(rng, turns, docs, "qualified")
-    made["name_with_leading_space"] = _renamed_call(rng, turns, docs, "spaced")
+    made["class_qualified_name"] = _renamed_call(rng, turns, sim, "qualified")
+    made["name_with_leading_space"] = _renamed_call(rng, turns, sim, "spaced")
     made["forged_results_via_builtin"] = forged_results(entry, truth, turns)
     yield from ((tag, texts) for tag, texts in made.items() if texts is not None)
 
@@ -556,8 +527,7 @@ def build_outputs(data: Path, categories: list[str], per_category: int, seed: in
 def _variants(rng: random.Random, data: Path, category: str, entry: dict, answer: Any
               ) -> Iterator[tuple[str, str | list[list[str]]]]:
     if category.startswith("multi_turn"):
-        docs = read_docs(data / "multi_turn_func_doc", entry["involved_classes"])
-        yield from multi_variants(rng, entry, answer, docs)
+        yield from multi_variants(rng, entry, answer)
     elif "irrelevance" in category:
         yield from irrelevance_variants(rng, entry["function"])
     else:

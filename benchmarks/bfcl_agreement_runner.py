@@ -8,17 +8,20 @@ It imports nothing from tracerl. Each input line is one output to score:
 
     {"uid", "category", "id", "text": str}                      single-turn
     {"uid", "category", "id", "turns": [[str, ...], ...]}        multi-turn (step texts)
-    plus "decoded" (single-turn: [{name: {param: value}}]) or "decoded_turns"
-    (multi-turn: [turn][step] -> [call string]): tracerl's decoding of the same text.
+    plus "decoded" and "env_decoded" (BFCL's decoded form: single-turn
+    [{name: {param: value}}] or None, multi-turn [turn][step] -> [call string]) and
+    "episode" (whether "env_decoded" exists).
 
-Each output line says what BFCL makes of it twice, both through the functions its own
+Each output line says what BFCL makes of it, each time through the functions its own
 eval runner calls per entry (`_evaluate_single_ast_entry`, `..._relevance_entry`,
 `..._multi_turn_entry`, which wrap `ast_checker` / `multi_turn_checker` with the
 format checks and the irrelevance rule):
 - `text_*`: from the raw text, decoded by BFCL's decoder for Hermes-style
   `<tool_call>` output (the Qwen FC handler's; the format tracerl's policies write);
-- `decoded_*`: from tracerl's decoding, passed through an identity decoder, so a
-  disagreement here is one of the checkers and not of the decoders.
+- `decoded_*`: from every call the text holds as tracerl parses it, passed through an
+  identity decoder, so a disagreement there is one of the checkers alone;
+- `env_*`: the same for what tracerl's reward scored after playing the text through
+  its env (refused calls left out), when the text could be played.
 Entries and accepted answers come from the installed package's data via its own
 loaders (`load_dataset_entry`, `load_ground_truth_entry`).
 
@@ -124,16 +127,22 @@ def _decode_text(handler: QwenFCHandler, rec: dict) -> Any:
 
 def score(rec: dict, n: int, entries: dict, answers: dict, qwen: QwenFCHandler) -> dict:
     entry, answer = entries[rec["id"]], answers.get(rec["id"])
+    identity = Identity()
     if "turns" in rec:
-        text = _multi(qwen, rec, rec["turns"], entry, answer, f"{n}t")
-        dec = _multi(Identity(), rec, rec["decoded_turns"], entry, answer, f"{n}d")
+        def judge(handler: Any, result: Any, tag: str) -> dict:
+            return _multi(handler, rec, result, entry, answer, f"{n}{tag}")
     else:
-        text = _single(qwen, rec, rec["text"], entry, answer)
-        dec = _single(Identity(), rec, rec["decoded"], entry, answer)
+        def judge(handler: Any, result: Any, tag: str) -> dict:
+            return _single(handler, rec, result, entry, answer)
+    text = judge(qwen, rec["turns"] if "turns" in rec else rec["text"], "t")
+    dec = judge(identity, rec["decoded"], "d")
+    env = judge(identity, rec["env_decoded"], "e") if rec["episode"] else None
     return {
         "uid": rec["uid"],
         "text_valid": bool(text["valid"]), "text_error": _error(text),
         "decoded_valid": bool(dec["valid"]), "decoded_error": _error(dec),
+        "env_valid": None if env is None else bool(env["valid"]),
+        "env_error": "" if env is None else _error(env),
         "bfcl_decoded": _decode_text(qwen, rec),
     }
 
