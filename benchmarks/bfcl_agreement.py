@@ -1,8 +1,8 @@
 """Does tracerl score BFCL outputs the way BFCL's own checker does? (issue 30; goal 100%)
 
     .venv/bin/python benchmarks/bfcl_agreement.py                  # 12 ids per category
-    .venv/bin/python benchmarks/bfcl_agreement.py --per-category 4 # quicker
-    .venv/bin/python benchmarks/bfcl_agreement.py --report runs/bfcl_agreement.json
+    .venv/bin/python benchmarks/bfcl_agreement.py --per-category 3 # quicker
+    .venv/bin/python benchmarks/bfcl_agreement.py --extra-outputs runs/bfcl_smollm2.jsonl
 
 1. A throwaway venv (default /tmp/tracerl-bfcl-venv, python3.11) gets bfcl-eval at the
    version tracerl reads its data from, plus `soundfile`, which its checker's import
@@ -12,23 +12,29 @@
    by tracerl.util.wheels): for each category, `--per-category` ids drawn with
    `--seed`, each answered right in every way the accepted answers allow and wrong in
    every systematic way benchmarks/bfcl_agreement_outputs.py knows, malformed text
-   included. All of it is generated here; nothing is committed.
-3. BFCL scores every output in the throwaway venv (benchmarks/bfcl_agreement_runner.py:
-   its eval runner's per-entry functions around `ast_checker` / `multi_turn_checker`),
-   from the raw text with its own Hermes decoder, and again from tracerl's decoding.
-4. tracerl scores the same outputs: the text parsed by `tracerl.tools.parse_tool_calls`
-   (malformed blocks dropped, as BFCL's decoder for this format drops them), then
-   `tracerl.envs.bfcl.check_single_turn` / `check_multi_turn`.
-5. Prints agreement per category and overall, checker against checker (both on
-   tracerl's decoding of the text: the headline, since the contract under test is the
-   checker) and end to end (BFCL from the text with its own decoder), lists every
-   checker disagreement and every end-to-end one the decoders explain, and writes
-   all of it, output by output, as JSON.
+   included; optionally, real model replies (`--extra-outputs`, written by
+   benchmarks/bfcl_agreement_smollm.py). All generated here; nothing is committed.
+3. tracerl scores each output twice: `check_single_turn` / `check_multi_turn` on every
+   call the text holds (`tracerl.tools.parse_tool_calls`), and the reward
+   (envs/bfcl/reward.py) after the text is played through BfclEnv as the policy's
+   actions (envs/bfcl/hacks.py `play`), which is what training and `tracerl eval` see.
+4. BFCL scores each output in the throwaway venv (benchmarks/bfcl_agreement_runner.py:
+   the per-entry functions of its eval runner, around `ast_checker` /
+   `multi_turn_checker`) from the raw text with its own Hermes decoder, and from each
+   of tracerl's two decodings.
+5. Prints agreement per category and overall (benchmarks/bfcl_agreement_report.py):
+   checker against checker on the same calls (the headline: the contract under test),
+   reward against BFCL's pipeline from the raw text, and checker against checker on the
+   reward's input; lists every disagreement, and writes every output with every
+   verdict as JSON (`--report`).
 
 BFCL has no one decoder for Hermes text: the Qwen FC handler's, used here, reads only
-the layout Qwen's template writes (newlines inside the tags) and drops blocks it cannot
-parse; other handlers fail the whole output instead. Where tracerl's parser reads a
-text differently, the end-to-end columns show it and the report names the case.
+the layout Qwen's template writes (newlines inside the tags), drops blocks it cannot
+parse and fails a reply whose "arguments" is not an object; other handlers differ
+again. Where tracerl's parser or env reads a text differently (tracerl's env refuses
+calls to functions not offered and arguments that break the schema; its reward fails a
+single-turn reply with a malformed block), the reward column shows it and the report
+names the case: those are decoder and env policy, not checker, disagreements.
 
 Exit status 0 only at 100% checker agreement.
 """
@@ -169,6 +175,13 @@ def runner_records(rows: list[dict]) -> list[dict]:
     return out
 
 
+def model_outputs(path: Path) -> list[Output]:
+    """Real replies, scored like the generated ones; their perturbation names the file."""
+    tag = path.stem
+    return [Output(f"{r['id']}/{tag}:{k}", r["category"], r["id"], tag, text=r["text"])
+            for k, r in enumerate(read_jsonl(path))]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per-category", type=int, default=12, help="ids drawn per category")
@@ -179,13 +192,19 @@ def main() -> int:
     ap.add_argument("--python", default="python3.11", help="interpreter that makes the venv")
     ap.add_argument("--report", type=Path, default=Path("runs/bfcl_agreement.json"),
                     help="where the JSON report goes")
+    ap.add_argument("--extra-outputs", type=Path, default=None,
+                    help="JSONL of real model replies {category, id, text} to score too "
+                         "(benchmarks/bfcl_agreement_smollm.py writes one)")
     args = ap.parse_args()
     started = time.perf_counter()
     py = ensure_venv(args.venv, args.python)
     data = wheel_data(WheelData("bfcl-eval", BFCL_VERSION, "bfcl_eval/data"))
     outputs = build_outputs(data, args.categories, args.per_category, args.seed)
-    print(f"{len(outputs)} outputs over {len(args.categories)} categories", flush=True)
-    rows = score_tracerl(outputs, data, args.categories)
+    if args.extra_outputs is not None:
+        outputs += model_outputs(args.extra_outputs)
+    categories = sorted({o.category for o in outputs})
+    print(f"{len(outputs)} outputs over {len(categories)} categories", flush=True)
+    rows = score_tracerl(outputs, data, categories)
     bfcl = run_bfcl(py, args.venv, runner_records(rows))
     for r in rows:
         b = bfcl[r["uid"]]
