@@ -5,11 +5,12 @@
     .venv/bin/python benchmarks/bfcl_agreement.py --extra-outputs runs/bfcl_smollm2.jsonl
 
 1. A throwaway venv (default /tmp/tracerl-bfcl-venv, python3.11) gets bfcl-eval at the
-   version tracerl reads its data from, plus `soundfile`, which its checker's import
-   chain needs; it is made once and reused, and never touches tracerl's venv (bfcl-eval
-   pins numpy 1.26 and a dozen provider SDKs).
-2. Outputs are built from BFCL v4's own data (the same wheel's `bfcl_eval/data`, read
-   by tracerl.util.wheels): for each category, `--per-category` ids drawn with
+   version tracerl reads its data from (tracerl.envs.bfcl.data.VERSION), plus
+   `soundfile`, which its checker's import chain needs; it is made once and reused,
+   and never touches tracerl's venv (bfcl-eval pins numpy 1.26 and a dozen provider
+   SDKs).
+2. Outputs are built from BFCL v4's own data (the same wheel's `bfcl_eval/data`, as
+   tracerl.envs.bfcl.data loads it): for each category, `--per-category` ids drawn with
    `--seed`, each answered right in every way the accepted answers allow and wrong in
    every systematic way benchmarks/bfcl_agreement_outputs.py knows, malformed text
    included; optionally, real model replies (`--extra-outputs`, written by
@@ -52,19 +53,19 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bfcl_agreement_outputs import Output, build_outputs, load_category, read_jsonl
+from bfcl_agreement_outputs import Output, build_outputs
 from bfcl_agreement_report import print_report, summarize
 
 from tracerl.envs.bfcl import check_multi_turn, check_single_turn
 from tracerl.envs.bfcl.answers import decoded as as_decoded
 from tracerl.envs.bfcl.calls import format_call
-from tracerl.envs.bfcl.data import entry_by_id
+from tracerl.envs.bfcl.data import VERSION, BfclEntry, entry_by_id
 from tracerl.envs.bfcl.hacks import play
 from tracerl.envs.bfcl.reward import decoded_multi, decoded_single, verdict
 from tracerl.tools import parse_tool_calls
-from tracerl.util.wheels import WheelData, wheel_data
 
-BFCL_VERSION = "2026.3.23"
+BFCL_VERSION = VERSION
+"""The bfcl-eval release whose checker is run: the one tracerl reads its data from."""
 CATEGORIES = [
     "simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance",
     "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
@@ -110,13 +111,13 @@ def parsed(out: Output, *, keep_empty: bool = False) -> Any:
     return [[s for s in turn if s or keep_empty] for turn in steps]
 
 
-def checker_verdict(out: Output, entry: dict, answer: Any, decoded: Any) -> dict:
+def checker_verdict(out: Output, entry: BfclEntry, decoded: Any) -> dict:
     """check_single_turn / check_multi_turn on `decoded`; a crash is a verdict to list."""
     try:
         if out.turns is not None:
-            v = check_multi_turn(entry, answer, decoded)
+            v = check_multi_turn(entry.raw, entry.answer, decoded)
         else:
-            v = check_single_turn(out.category, entry["function"], answer or [], decoded)
+            v = check_single_turn(out.category, list(entry.functions), entry.answer, decoded)
     except Exception as e:  # noqa: BLE001
         return {"valid": None, "error": f"raised {type(e).__name__}: {e}"}
     return {"valid": bool(v.valid), "error": v.error}
@@ -144,18 +145,17 @@ def run_bfcl(py: Path, venv: Path, records: list[dict]) -> dict[str, dict]:
         src.write_text("".join(json.dumps(r) + "\n" for r in records))
         subprocess.run([str(py), str(RUNNER), str(src), str(dst)], check=True,
                        env=_bfcl_env(venv))
-        return {r["uid"]: r for r in read_jsonl(dst)}
+        return {r["uid"]: r for r in map(json.loads, dst.read_text().splitlines())}
 
 
-def score_tracerl(outputs: list[Output], data: Path, categories: list[str]) -> list[dict]:
-    truth = {e["id"]: (e, a) for c in categories for e, a in load_category(data, c)}
+def score_tracerl(outputs: list[Output]) -> list[dict]:
     rows = []
     for out in outputs:
-        entry, answer = truth[out.id]
+        entry = entry_by_id(out.category, out.id)
         dec = parsed(out)
-        checker = checker_verdict(out, entry, answer, dec)
+        checker = checker_verdict(out, entry, dec)
         kept = None if out.turns is None else checker_verdict(
-            out, entry, answer, parsed(out, keep_empty=True))["valid"]
+            out, entry, parsed(out, keep_empty=True))["valid"]
         ep = {"valid": None, "error": NOT_AN_EPISODE[out.perturbation], "decoded": None} \
             if out.perturbation in NOT_AN_EPISODE else episode(out)
         rows.append({**asdict(out), "decoded": dec, "env_decoded": ep["decoded"],
@@ -178,8 +178,9 @@ def runner_records(rows: list[dict]) -> list[dict]:
 def model_outputs(path: Path) -> list[Output]:
     """Real replies, scored like the generated ones; their perturbation names the file."""
     tag = path.stem
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return [Output(f"{r['id']}/{tag}:{k}", r["category"], r["id"], tag, text=r["text"])
-            for k, r in enumerate(read_jsonl(path))]
+            for k, r in enumerate(rows)]
 
 
 def main() -> int:
@@ -198,13 +199,12 @@ def main() -> int:
     args = ap.parse_args()
     started = time.perf_counter()
     py = ensure_venv(args.venv, args.python)
-    data = wheel_data(WheelData("bfcl-eval", BFCL_VERSION, "bfcl_eval/data"))
-    outputs = build_outputs(data, args.categories, args.per_category, args.seed)
+    outputs = build_outputs(args.categories, args.per_category, args.seed)
     if args.extra_outputs is not None:
         outputs += model_outputs(args.extra_outputs)
     categories = sorted({o.category for o in outputs})
     print(f"{len(outputs)} outputs over {len(categories)} categories", flush=True)
-    rows = score_tracerl(outputs, data, categories)
+    rows = score_tracerl(outputs)
     bfcl = run_bfcl(py, args.venv, runner_records(rows))
     for r in rows:
         b = bfcl[r["uid"]]

@@ -27,10 +27,10 @@ import random
 from collections.abc import Callable, Iterator
 from copy import deepcopy
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tracerl.envs.bfcl.answers import as_tool_call
+from tracerl.envs.bfcl.data import BfclEntry, load_category
 from tracerl.envs.bfcl.simulators import Simulation
 
 Call = tuple[str, dict[str, Any]]
@@ -48,10 +48,6 @@ class Output:
     perturbation: str
     text: str | None = None
     turns: list[list[str]] | None = None
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 # -- rendering -----------------------------------------------------------------------
@@ -496,39 +492,28 @@ def multi_variants(rng: random.Random, entry: dict, truth: list[list[str]]
 
 # -- the set -------------------------------------------------------------------------
 
-def load_category(data: Path, category: str) -> list[tuple[dict, Any]]:
-    """(entry, accepted answer or None) of a category; answers align with entries by
-    line, as BFCL aligns them (irrelevance categories have none)."""
-    entries = read_jsonl(data / f"BFCL_v4_{category}.json")
-    path = data / "possible_answer" / f"BFCL_v4_{category}.json"
-    answers = read_jsonl(path) if path.exists() else [{}] * len(entries)
-    return [(e, a.get("ground_truth")) for e, a in zip(entries, answers, strict=True)]
-
-
-def build_outputs(data: Path, categories: list[str], per_category: int, seed: int
-                  ) -> list[Output]:
+def build_outputs(categories: list[str], per_category: int, seed: int) -> list[Output]:
     """Every variant of `per_category` seeded ids of each category, from BFCL's data."""
     outputs: list[Output] = []
     for category in categories:
         rng = random.Random(f"{seed}:{category}")
-        pairs = load_category(data, category)
-        picked = sorted(rng.sample(range(len(pairs)), min(per_category, len(pairs))))
-        for k in picked:
-            entry, answer = pairs[k]
-            for tag, payload in _variants(rng, data, category, entry, answer):
-                uid, kind = f"{entry['id']}/{tag}", tag.split(":")[0]
+        entries = load_category(category)
+        for k in sorted(rng.sample(range(len(entries)), min(per_category, len(entries)))):
+            entry = entries[k]
+            for tag, payload in _variants(rng, entry):
+                uid, kind = f"{entry.id}/{tag}", tag.split(":")[0]
                 if isinstance(payload, str):
-                    outputs.append(Output(uid, category, entry["id"], kind, text=payload))
+                    outputs.append(Output(uid, category, entry.id, kind, text=payload))
                 else:
-                    outputs.append(Output(uid, category, entry["id"], kind, turns=payload))
+                    outputs.append(Output(uid, category, entry.id, kind, turns=payload))
     return outputs
 
 
-def _variants(rng: random.Random, data: Path, category: str, entry: dict, answer: Any
+def _variants(rng: random.Random, entry: BfclEntry
               ) -> Iterator[tuple[str, str | list[list[str]]]]:
-    if category.startswith("multi_turn"):
-        yield from multi_variants(rng, entry, answer)
-    elif "irrelevance" in category:
-        yield from irrelevance_variants(rng, entry["function"])
+    if entry.multi_turn:
+        yield from multi_variants(rng, entry.raw, entry.answer)
+    elif "irrelevance" in entry.category:
+        yield from irrelevance_variants(rng, list(entry.functions))
     else:
-        yield from ast_variants(rng, entry["function"], answer)
+        yield from ast_variants(rng, list(entry.functions), entry.answer)
