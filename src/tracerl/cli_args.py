@@ -140,7 +140,8 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
                     help="train-config keys for the task family, e.g. task.calc.calls=2")
     ck.add_argument("--family", metavar="NAME",
                     help="evaluate on this task family (task.family=NAME, over a run's own); "
-                         "its options as key=value, e.g. task.humaneval.tools=[run_python]")
+                         "its options as key=value, e.g. task.humaneval.tools=[run_python]; "
+                         "bfcl prints BFCL's report (below)")
     ck.add_argument("--tasks", type=int, default=100, help="held-out tasks (default 100)")
     ck.add_argument("--k", type=int, default=1, help="samples per task, for pass@k (default 1)")
     ck.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
@@ -148,7 +149,6 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     bf = parser.add_argument_group(
         "external benchmarks (checkpoint mode): `--family bfcl` scores BFCL v4 by its rules "
         "and prints BFCL's layout (docs/bfcl.md)")
-    bf.add_argument("--family", help="bfcl: the BFCL family, per-category report")
     bf.add_argument("--categories", nargs="+", metavar="CATEGORY",
                     help="BFCL categories (shell patterns such as live_* work; default: all)")
     bf.add_argument("--split", default="heldout", choices=("heldout", "unseen_api", "train"),

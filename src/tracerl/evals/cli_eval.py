@@ -159,6 +159,14 @@ def _run_bfcl(args: argparse.Namespace, out: TextIO) -> int:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Exit code 0 when scored (failures are in the report), 2 on bad input."""
     out = out or sys.stdout
+    bfcl_only = [flag for flag, given in (("--categories", getattr(args, "categories", None)),
+                                          ("--tasks-per-category",
+                                           getattr(args, "tasks_per_category", 0)),
+                                          ("--split", getattr(args, "split", "heldout")
+                                           != "heldout")) if given]
+    if bfcl_only and getattr(args, "family", None) != "bfcl":
+        sys.stderr.write(f"tracerl eval: {', '.join(bfcl_only)} are for --family bfcl\n")
+        return 2
     if getattr(args, "family", None) == "bfcl" and (Path(args.data).exists()
                                                       or args.data in MODELS):
         return _run_bfcl(args, out)
