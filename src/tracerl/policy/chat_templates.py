@@ -19,6 +19,18 @@ Where this departs from Google's template, and why:
 
 from __future__ import annotations
 
+HERMES_TOOL_CALLS = (
+    "{%- if m['role'] == 'assistant' and m.get('tool_calls') and '<tool_call>' not in "
+    "(m['content'] or '') -%}"
+    "{%- for c in m['tool_calls'] -%}"
+    "{{- '<tool_call>{\"name\": \"' + c['function']['name'] + '\", \"arguments\": ' + "
+    "c['function']['arguments'] + '}</tool_call>' -}}"
+    "{%- endfor -%}"
+    "{%- endif -%}"
+)
+"""Inside a template's loop over messages `m`: an assistant message that carries only
+structured `tool_calls` gets them written as Hermes `<tool_call>` blocks."""
+
 GEMMA3 = (
     "{{- bos_token -}}"
     "{%- set ns = namespace(prefix='') -%}"
@@ -42,13 +54,7 @@ GEMMA3 = (
     "{%- else -%}"
     "{{- '<start_of_turn>' + ('model' if m['role'] == 'assistant' else 'user') + '\\n' -}}"
     "{{- (ns.prefix if loop.first else '') + (m['content'] or '') -}}"
-    "{%- if m['role'] == 'assistant' and m.get('tool_calls') and '<tool_call>' not in "
-    "(m['content'] or '') -%}"
-    "{%- for c in m['tool_calls'] -%}"
-    "{{- '<tool_call>{\"name\": \"' + c['function']['name'] + '\", \"arguments\": ' + "
-    "c['function']['arguments'] + '}</tool_call>' -}}"
-    "{%- endfor -%}"
-    "{%- endif -%}"
+    + HERMES_TOOL_CALLS +
     "{{- '<end_of_turn>\\n' -}}"
     "{%- endif -%}"
     "{%- endfor -%}"
