@@ -73,6 +73,7 @@ def child(case: str, args: argparse.Namespace) -> dict[str, float]:
     policy = prepare_policy(load_policy("gemma3-270m", dtype=weights_dtype(cfg.dtype)), cfg)
     model, loaded = policy.model, rss_mb()
     t0 = time.perf_counter()
+    kept: object = None  # what the case built, alive while RSS is read
     if case.startswith("update"):
         model.train()
         opt = torch.optim.AdamW(trainable_parameters(model), lr=1e-5)
@@ -88,16 +89,18 @@ def child(case: str, args: argparse.Namespace) -> dict[str, float]:
         family = CalcFamily(describe_tools=True)
         renderer = ChatRenderer(policy.tokenizer)
         task = family.tasks("heldout", 1, 0)[0]
-        prompt = renderer.prompt_ids(task.messages, tools=family.make_env().tool_schemas())
+        prompt = renderer.prompt_ids(task.messages, tools=family.make_env().tool_schemas)
         sampler = TransformersSampler(model, policy.pad_id, seed=0, tokenizer=policy.tokenizer,
                                       max_rows=cfg.sampler.max_rows)
         params = SamplingParams(temperature=1.0, max_new_tokens=args.tokens)
         sampler.generate([prompt] * args.rows, params)
     elif case == "critic-shared":
-        ValueModel(model)
+        kept = ValueModel(model)
     else:
-        copy.deepcopy(model.get_decoder())
-    return {"loaded_mb": loaded, "peak_mb": peak_mb(), "added_mb": rss_mb() - loaded,
+        kept = copy.deepcopy(model.get_decoder())
+    held = rss_mb() - loaded
+    del kept
+    return {"loaded_mb": loaded, "peak_mb": peak_mb(), "added_mb": held,
             "seconds": time.perf_counter() - t0}
 
 

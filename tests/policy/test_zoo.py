@@ -131,3 +131,24 @@ def test_smollm2_is_a_plain_model_directory_that_answers(smollm2_dir):
     with torch.no_grad():
         out = model.generate(**prompt, max_new_tokens=12, do_sample=False)
     assert "Paris" in tok.decode(out[0, prompt["input_ids"].shape[1]:])
+
+
+@pytest.mark.slow  # builds Gemma 3 270M the first time (2-16 min), then loads 1.07 GB
+def test_gemma3_is_a_plain_model_directory_ending_turns_at_end_of_turn(gemma3_dir):
+    config = json.loads((gemma3_dir / "config.json").read_text())
+    assert "quantization_config" not in config and config["tie_word_embeddings"]
+    assert config["vocab_size"] == 262_144 and config["final_logit_softcapping"] is None
+    policy = load_policy("gemma3-270m")
+    tok, model = policy.tokenizer, policy.model
+    assert model.lm_head.weight.data_ptr() == model.get_input_embeddings().weight.data_ptr()
+    assert tok.chat_template == zoo.MODELS["gemma3-270m"].chat_template
+    assert tok.eos_token == "<end_of_turn>" and policy.stop_ids == (policy.turn_end_id,)
+    assert tok.convert_ids_to_tokens(policy.turn_end_id) == "<end_of_turn>"
+    text = "The quick brown fox jumps over the lazy dog. The capital of France is Paris."
+    ids = tok(text, return_tensors="pt")  # <bos> added
+    assert ids["input_ids"][0, 0].item() == tok.bos_token_id
+    with torch.no_grad():
+        loss = model(**ids, labels=ids["input_ids"]).loss.item()
+    # the dequantized base model reads English (a wrong rope base or embedding scale, or
+    # unmatched tensors, gives several nats more per token)
+    assert loss < 3.0, loss

@@ -88,12 +88,14 @@ after 10 RL steps, 7.2-9.0 min and at most 3.78 GB each on the 2-core machine.""
 GEMMA3_PRESET: Mapping[str, Any] = {
     **SMOLLM2_PRESET,
     # A base model: it has never seen a tool call or Gemma's turn markers in a chat, so
-    # SFT does more of the work (see docs/benchmarks.md, "Gemma 3 270M").
+    # SFT does more of the work.
     "sft.demos": 128, "sft.batch_size": 8, "sft.lr": 5.0e-4,
 }
-"""`model=gemma3-270m` on its own: SmolLM2's preset with a longer SFT; the 262,144-token
-vocabulary needs nothing of its own (log-probs are projected 48 positions at a time,
-tracerl.train.batch.LOGITS_PER_CHUNK). Measured in docs/benchmarks.md, "Gemma 3 270M"."""
+"""`model=gemma3-270m` on its own: SmolLM2's preset with a longer SFT, a first choice
+that the issue's 3-seed runs have not measured yet (docs/models.md has the plan). The
+262,144-token vocabulary needs nothing of its own: log-probabilities are projected 48
+positions at a time (tracerl.train.batch.LOGITS_PER_CHUNK) and the sampler asks for the
+last position's logits only; memory in docs/benchmarks.md, "Gemma 3 270M"."""
 
 MODELS: dict[str, ZooModel] = {
     m.name: m for m in (
