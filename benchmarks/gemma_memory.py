@@ -18,7 +18,7 @@ on every linear layer).
   frozen base).
 
     nice -n 10 python benchmarks/gemma_memory.py [--batch 8] [--length 256] [--rows 32]
-        [--tokens 48] [--threads 1] [--only update-chunked sample ...]
+        [--tokens 48] [--threads 1] [--only update-chunked sample ...] [--set dtype=float32]
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def full_logits_logprobs(model: torch.nn.Module, ids: torch.Tensor,
 
 def child(case: str, args: argparse.Namespace) -> dict[str, float]:
     torch.set_num_threads(args.threads)
-    cfg = configlib.load(TrainConfig, None, ["model=gemma3-270m"])
+    cfg = configlib.load(TrainConfig, None, ["model=gemma3-270m", *args.set])
     policy = prepare_policy(load_policy("gemma3-270m", dtype=weights_dtype(cfg.dtype)), cfg)
     model, loaded = policy.model, rss_mb()
     t0 = time.perf_counter()
@@ -113,14 +113,17 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=48)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", nargs="*", choices=CASES)
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="config overrides on top of the preset, e.g. dtype=float32")
     ap.add_argument("--child", choices=CASES, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args)))
         return
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}
-    print(f"gemma3-270m preset; update {args.batch} x {args.length}, sample {args.rows} rows "
-          f"x {args.tokens} tokens, {args.threads} thread(s), load {os.getloadavg()[0]:.1f}")
+    print(f"gemma3-270m preset {' '.join(args.set)}; update {args.batch} x {args.length}, "
+          f"sample {args.rows} rows x {args.tokens} tokens, {args.threads} thread(s), "
+          f"load {os.getloadavg()[0]:.1f}")
     for case in args.only or CASES:
         cmd = [sys.executable, __file__, "--child", case, *sys.argv[1:]]
         out = subprocess.run(cmd, env=env, capture_output=True, text=True)

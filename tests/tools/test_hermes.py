@@ -1,3 +1,6 @@
+import json
+from pathlib import Path
+
 from tracerl.tools.hermes import format_tool_call, parse_tool_calls
 from tracerl.types import ToolCall
 
@@ -63,3 +66,15 @@ def test_a_bad_object_in_a_list_is_malformed_alone_and_ids_stay_unique():
     assert [(c.name, c.id) for c in p.calls] == [("f", "call_0"), ("h", "call_2")]
     assert len(p.malformed) == 1 and 'string "name"' in p.malformed[0].reason
     assert p.malformed[0].text == '{"arguments": {}}'
+
+
+SMOLLM2 = json.loads((Path(__file__).parent / "smollm2_tool_calls.json").read_text())
+
+
+def test_smollm2_real_outputs_without_a_call_block_stay_plain_text():
+    # its own tool prompt: the 135M model answered in prose, or made up a tool response
+    plain = [r for r in SMOLLM2["records"] if "<tool_call>" not in r["output"]]
+    assert len(plain) >= 7
+    for r in plain:
+        p = parse_tool_calls(r["output"])
+        assert not p.has_tool_use and p.content == r["output"].strip()
