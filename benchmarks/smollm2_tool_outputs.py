@@ -12,7 +12,7 @@ Each record keeps the exact prompt text, the decoding settings and the raw decod
 (special tokens kept), so the fixture says how it was produced. The script then prints how
 many outputs tracerl.tools.hermes parses as calls, malformed blocks, or plain text.
 
-    nice -n 10 python benchmarks/smollm2_tool_outputs.py [--out PATH]
+    nice -n 10 python benchmarks/smollm2_tool_outputs.py [--sections own calc] [--out PATH]
 """
 
 from __future__ import annotations
