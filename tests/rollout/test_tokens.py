@@ -67,7 +67,8 @@ def test_mask_covers_exactly_the_sampled_ids(tiny_policy):
 @pytest.mark.parametrize(("name", "describe"), [
     ("tiny", False), ("tiny", True), ("qwen", True), ("spelt", True),
     pytest.param("smollm2", False, marks=pytest.mark.slow),
-    pytest.param("smollm2", True, marks=pytest.mark.slow)])
+    pytest.param("smollm2", True, marks=pytest.mark.slow),
+    pytest.param("gemma3", True, marks=pytest.mark.slow)])
 def test_multi_turn_oracle_round_trips_through_the_template(chat_tokenizer, oracle_sampler,
                                                             name, describe):
     tok = chat_tokenizer(name)
@@ -95,7 +96,8 @@ def test_sampled_trajectories_round_trip_through_the_template(tiny_policy):
         _check_round_trip(tiny_policy.tokenizer, t)
 
 
-@pytest.mark.parametrize("name", ["tiny", "qwen", pytest.param("smollm2", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", ["tiny", "qwen", pytest.param("smollm2", marks=pytest.mark.slow),
+                                  pytest.param("gemma3", marks=pytest.mark.slow)])
 def test_template_that_rewrites_history_is_refused(chat_tokenizer, name):
     renderer = ChatRenderer(chat_tokenizer(name))
     before = [Message("user", "hi")]

@@ -154,3 +154,20 @@ def test_rows_of_different_tasks_share_their_system_prompt(fresh_tiny_policy):
     for g, w in zip(got_grads, want_grads, strict=True):
         torch.testing.assert_close(g, w, atol=2e-5, rtol=2e-4)
 
+
+
+@pytest.mark.slow  # Gemma 3 270M: 262,144 tokens, tied embeddings scaled in the decoder
+def test_gemma3_chunked_logprobs_equal_its_own_logits(gemma3_dir):
+    from tracerl.policy.model import load_policy
+
+    policy = load_policy(gemma3_dir)
+    tok, model = policy.tokenizer, policy.model.eval()
+    chat = [{"role": "user", "content": "What is 2 + 3?"}, {"role": "assistant", "content": "5"}]
+    ids = torch.tensor([tok.encode(tok.apply_chat_template(chat, tokenize=False),
+                                   add_special_tokens=False)])
+    mask = torch.ones_like(ids)
+    with torch.no_grad():
+        want = full_logits_logprobs(model, ids, mask)
+        got = token_logprobs(model, ids, mask, chunk=5)  # several chunks of the vocabulary
+    assert batch_module.LOGITS_PER_CHUNK // model.config.vocab_size == 48
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=0)

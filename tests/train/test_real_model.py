@@ -49,3 +49,21 @@ def test_lora_rl_steps_on_the_real_model_checkpoint_and_resume(tmp_path, monkeyp
     assert any(not after[k].equal(before[k]) for k in before)  # step 2 trained the adapter
     summary = json.loads((run / "summary.json").read_text())
     assert summary["steps"] == 2 and summary["model"] == "smollm2-135m"
+
+
+def test_gemma3_takes_a_bf16_lora_ppo_step_with_a_critic_on_one_base(tmp_path, monkeypatch,
+                                                                     gemma3_dir):
+    """Gemma 3 270M in its preset's precision (bfloat16 base, LoRA) takes a PPO step with
+    a critic (rl.advantage=gae) whose frozen base is the policy's."""
+    (tmp_path / "my_reward.py").write_text(
+        "def half_for_trying(trajectory):\n"
+        "    return 0.5 * (trajectory.sample_index % 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = [a for a in ARGS if not a.startswith(("model=", "dtype="))]
+    assert main(["train", f"out_dir={tmp_path}", "name=gemma", "rl.steps=1",
+                 "model=gemma3-270m", "dtype=bfloat16", "rl.advantage=gae",
+                 "rl.critic_warmup=0", *args]) == 0
+    rl = [json.loads(line) for line in (tmp_path / "gemma" / "metrics.jsonl").open()]
+    rl = [r for r in rl if r["stage"] == "rl"]
+    assert [r["step"] for r in rl] == [1] and rl[0]["trained_samples"] == 2
+    assert rl[0]["value_loss"] > 0

@@ -14,6 +14,8 @@ from pathlib import Path
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
+from tracerl.policy.chat_templates import HERMES_TOOL_CALLS
+
 PAD, UNK, EOS = "<|endoftext|>", "<unk>", "<|endoftext|>"
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 TOOL_OPEN, TOOL_CLOSE = "<tool_call>", "</tool_call>"
@@ -26,13 +28,7 @@ ADDED = [TOOL_OPEN, TOOL_CLOSE]
 CHAT_TEMPLATE = (
     "{%- for m in messages -%}"
     "{{- '<|im_start|>' + m['role'] + '\\n' + (m['content'] or '') -}}"
-    "{%- if m['role'] == 'assistant' and m.get('tool_calls') and '<tool_call>' not in "
-    "(m['content'] or '') -%}"
-    "{%- for c in m['tool_calls'] -%}"
-    "{{- '<tool_call>{\"name\": \"' + c['function']['name'] + '\", \"arguments\": ' + "
-    "c['function']['arguments'] + '}</tool_call>' -}}"
-    "{%- endfor -%}"
-    "{%- endif -%}"
+    + HERMES_TOOL_CALLS +
     "{{- '<|im_end|>\\n' -}}"
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"

