@@ -143,8 +143,13 @@ class OracleSampler:
         out = []
         for ctx in contexts:
             text = self.tok.decode(ctx, skip_special_tokens=False)
-            plan = next(p for prompt, p in self.plans.items() if prompt in text)
-            action = next(a for a in plan if a not in text)
+            prompt, plan = next((q, p) for q, p in self.plans.items() if q in text)
+            # the actions already played, found in order after the prompt (a plan may
+            # repeat an action, as BFCL's `cd(folder='..')` twice)
+            pos, turn = text.index(prompt) + len(prompt), 0
+            while turn < len(plan) and (found := text.find(plan[turn], pos)) >= 0:
+                pos, turn = found + len(plan[turn]), turn + 1
+            action = plan[turn]
             if "<tool_call>" not in action:
                 action += self.turn_end
             ids = self.tok.encode(action, add_special_tokens=False)

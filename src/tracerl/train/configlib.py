@@ -86,13 +86,15 @@ def _coerce(key: str, value: Any, tp: Any) -> Any:
         if value in typing.get_args(tp):
             return value
         raise ConfigError(f"{key}: {value!r} is not one of {list(typing.get_args(tp))}")
-    if origin is list:
+    if origin is list or (origin is tuple and typing.get_args(tp)[1:] == (Ellipsis,)):
+        # a frozen section may hold a list as `tuple[X, ...]`: YAML and key=value give lists
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list):
+        if not isinstance(value, list | tuple):
             raise ConfigError(f"{key}: expected a list, got {value!r}")
-        (item,) = typing.get_args(tp) or (Any,)
-        return [_coerce(f"{key}[{i}]", v, item) for i, v in enumerate(value)]
+        item = (typing.get_args(tp) or (Any,))[0]
+        items = [_coerce(f"{key}[{i}]", v, item) for i, v in enumerate(value)]
+        return items if origin is list else tuple(items)
     if tp is bool:
         if isinstance(value, bool):
             return value

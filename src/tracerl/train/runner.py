@@ -117,7 +117,8 @@ def build_runner(config: TrainConfig, policy: Policy, family: TaskFamily,
     """
     if sampler is None:
         sampler = build_sampler(config, policy)
-    context = getattr(policy.model.config, "max_position_embeddings", 0) or 0
+    # a policy served elsewhere (model None) has no context length known here
+    context = getattr(getattr(policy.model, "config", None), "max_position_embeddings", 0) or 0
     return RolloutRunner(sampler, ChatRenderer(policy.tokenizer), policy.stop_ids,
                          family.make_env, family.reward, config.rl,
                          guard_penalty=config.guard.penalty, context_tokens=context)
