@@ -55,8 +55,8 @@ def ensure_run(run_dir: Path) -> None:
 def serve(run_dir: Path) -> tuple[str, int, Callable[[], None]]:
     import uvicorn
 
+    from tracerl.cli.view import bind
     from tracerl.view.app import create_app
-    from tracerl.view.cli_view import bind
 
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(create_app([run_dir]), log_level="warning",

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tracerl import cli_args
 from tracerl.cli import COMMANDS, build_parser, main
+from tracerl.cli import args as cli_args
 
 TINY = ["tiny.hidden_size=32", "tiny.layers=1", "tiny.heads=2", "tiny.intermediate_size=64",
         "task.calls=1", "sft.demos=32", "sft.batch_size=16", "rl.tasks_per_step=2",
@@ -105,7 +105,7 @@ HEAVY = ("torch", "transformers", "opentelemetry", "matplotlib")
 # heavy and tracerl.train modules it loaded.
 _LOADED = """
 import json, sys
-from tracerl import cli_args
+from tracerl.cli import args as cli_args
 from tracerl.cli import COMMANDS, build_parser, main
 try:
     main(sys.argv[1:])
@@ -127,7 +127,7 @@ def test_building_the_parser_imports_only_argparse_and_the_argument_module():
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('tracerl'))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=60)
-    assert json.loads(proc.stdout) == ["tracerl", "tracerl.cli", "tracerl.cli_args"]
+    assert json.loads(proc.stdout) == ["tracerl", "tracerl.cli", "tracerl.cli.args"]
 
 
 @pytest.mark.parametrize("argv", [
@@ -160,34 +160,34 @@ def _parsed(*argv: str) -> dict:
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["train"], {"config": [], "resume": None, "module": "tracerl.train.cli_train"}),
+    (["train"], {"config": [], "resume": None, "module": "tracerl.cli.train"}),
     (["train", "c.yaml", "rl.steps=3", "--resume", "runs/x"],
      {"config": ["c.yaml", "rl.steps=3"], "resume": "runs/x"}),
     (["eval", "d.jsonl", "--metric", "bleu", "--metric", "contains", "--run", "r", "--json",
       "--out", "o.json", "--judge-url", "u", "--judge-model", "m"],
      {"data": "d.jsonl", "metric": ["bleu", "contains"], "run": "r", "json": True,
       "out": "o.json", "judge_url": "u", "judge_model": "m", "overrides": [], "tasks": 100,
-      "k": 1, "temperature": 1.0, "seed": 0, "module": "tracerl.evals.cli_eval"}),
+      "k": 1, "temperature": 1.0, "seed": 0, "module": "tracerl.cli.eval"}),
     (["eval", "runs/x", "task.calls=2", "--tasks", "5", "--k", "4", "--temperature", "0.5",
       "--seed", "3"],
      {"data": "runs/x", "metric": [], "overrides": ["task.calls=2"], "tasks": 5, "k": 4,
       "temperature": 0.5, "seed": 3}),
     (["audit", "code_tests"],
      {"reward": "code_tests", "category": None, "timeout": 2.0, "json": False,
-      "verbose": False, "module": "tracerl.rewards.cli_audit"}),
+      "verbose": False, "module": "tracerl.cli.audit"}),
     (["audit", "m:r", "--category", "code", "--category", "math", "--timeout", "1.5",
       "--json", "--verbose"],
      {"reward": "m:r", "category": ["code", "math"], "timeout": 1.5, "json": True,
       "verbose": True}),
-    (["doctor", "--json"], {"json": True, "module": "tracerl.sandbox.cli_doctor"}),
+    (["doctor", "--json"], {"json": True, "module": "tracerl.cli.doctor"}),
     (["export", "runs/x"], {"run_dir": "runs/x", "out": None,
-                            "module": "tracerl.train.cli_export"}),
+                            "module": "tracerl.cli.export"}),
     (["export", "runs/x", "--out", "m"], {"run_dir": "runs/x", "out": "m"}),
     (["traces", "list", "s", "--run", "r", "--step", "2", "--status", "done", "--tool", "t",
       "--min-reward", "0.5", "--max-reward", "1", "--limit", "3", "--runs", "--json"],
      {"traces_command": "list", "store": "s", "run": "r", "step": 2, "status": "done",
       "tool": "t", "min_reward": 0.5, "max_reward": 1.0, "limit": 3, "runs": True,
-      "json": True, "module": "tracerl.trace.cli_traces"}),
+      "json": True, "module": "tracerl.cli.traces"}),
     (["traces", "show", "s", "abc", "--attributes"],
      {"traces_command": "show", "store": "s", "trace_id": "abc", "attributes": True}),
     (["traces", "export", "s", "--format", "otlp", "--out", "f"],
@@ -214,7 +214,7 @@ def test_every_command_module_has_run():
 
 
 def test_the_argument_module_copies_agree_with_their_sources():
-    from tracerl.evals.cli_eval import METRICS
+    from tracerl.cli.eval import METRICS
     from tracerl.rewards.hacks import CATEGORIES
 
     assert cli_args.METRIC_NAMES == tuple(METRICS)

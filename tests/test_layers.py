@@ -38,10 +38,9 @@ def module_name(path: Path) -> str:
 
 
 def unit_of(module: str) -> str:
-    """The layer unit of a tracerl module: its top-level package, or `cli` for the CLI."""
+    """The layer unit of a tracerl module: its top-level package (`cli` for the command
+    and its subcommands, tracerl/cli/), or `tracerl` for the package's own top modules."""
     parts = module.split(".")
-    if parts[-1] == "cli" or parts[-1].startswith("cli_"):
-        return "cli"
     return parts[1] if len(parts) > 1 else "tracerl"
 
 
@@ -161,9 +160,29 @@ def _cycles(g: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def test_the_cli_is_one_package_at_the_top_and_nothing_imports_it():
+    """Every entry point lives in tracerl/cli/ (none as a cli_*.py inside a lower
+    package, where it would import upward), and no module outside it imports it."""
+    stray = [m for m in all_modules() if m.split(".")[-1].startswith("cli_")]
+    assert stray == [], f"entry points outside tracerl/cli/: {stray}"
+    users = sorted(f"{m} imports {d}" for m, deps in graph().items() if unit_of(m) != "cli"
+                   for d in deps if unit_of(d) == "cli")
+    assert users == [], "\n".join(users)
+
+
+def test_no_import_cycle_between_packages():
+    """Packages as units (imports inside functions and type-only ones counted)."""
+    g: dict[str, set[str]] = {}
+    for mod, deps in graph().items():
+        here = unit_of(mod)
+        g.setdefault(here, set()).update(unit_of(d) for d in deps if unit_of(d) != here)
+    cycles = _cycles(g)
+    assert cycles == [], "\n".join(" -> ".join(c) for c in cycles)
+
+
 def test_the_checker_sees_a_violation(tmp_path):
     """The cycle finder and the layer rule are not vacuous."""
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     table = layers()
     assert table["train"] > table["rollout"] > table["types"]
-    assert unit_of("tracerl.evals.cli_eval") == "cli"
+    assert unit_of("tracerl.cli.eval") == "cli"

@@ -1,7 +1,7 @@
 """Eval items built by hand: real Trajectories and EvalItems.
 
-Served as fixtures that return the builder (`make_trajectory`, `item`, `call`), so that no
-test module imports another module of the test tree."""
+Served as fixtures that return the builder (`item`, `call`; `make_trajectory` is the
+root conftest's), so that no test module imports another module of the test tree."""
 
 from __future__ import annotations
 
@@ -10,23 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from tracerl.evals.items import EvalItem
-from tracerl.types import Message, Task, ToolCall, Trajectory, Turn
-
-
-def _make_trajectory(*turns: tuple[str, list[ToolCall]], answer: object = None,
-                     task_id: str = "t") -> Trajectory:
-    """One Turn per (text, calls); token ids are made up but consistent (3 per turn)."""
-    built = [Turn(action_ids=[1, 2, 3], action_logprobs=[-1.0] * 3, action_text=text,
-                  tool_calls=list(calls),
-                  observations=[Message("tool", "ok", tool_call_id=c.id) for c in calls])
-             for text, calls in turns]
-    task = Task(task_id, (Message("user", "question"),), answer=answer)
-    return Trajectory(task=task, prompt_ids=[7, 8], turns=built)
-
-
-def _item(text: str = "", *, calls: list[ToolCall] | None = None, **reference: object) -> EvalItem:
-    """An item whose single turn says `text` (and makes `calls`)."""
-    return EvalItem("i", _make_trajectory((text, calls or [])), reference)
+from tracerl.types import ToolCall, Trajectory
 
 
 def _call(name: str, **arguments: object) -> ToolCall:
@@ -34,15 +18,14 @@ def _call(name: str, **arguments: object) -> ToolCall:
 
 
 @pytest.fixture(scope="session")
-def make_trajectory() -> Callable[..., Trajectory]:
-    """`make_trajectory(*(text, calls), answer=None, task_id="t")`: one Turn per pair."""
-    return _make_trajectory
-
-
-@pytest.fixture(scope="session")
-def item() -> Callable[..., EvalItem]:
+def item(make_trajectory: Callable[..., Trajectory]) -> Callable[..., EvalItem]:
     """`item(text="", calls=None, **reference)`: an EvalItem of one turn."""
-    return _item
+
+    def build(text: str = "", *, calls: list[ToolCall] | None = None,
+              **reference: object) -> EvalItem:
+        return EvalItem("i", make_trajectory((text, calls or [])), reference)
+
+    return build
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tracerl.cli.audit import add_arguments, run
 from tracerl.rewards import (
     CodeTestsReward,
     FormatReward,
@@ -15,7 +16,6 @@ from tracerl.rewards import (
     MathAnswerReward,
     audit,
 )
-from tracerl.rewards.cli_audit import add_arguments, run
 from tracerl.rewards.hacks import ALL_HACKS, CATEGORIES
 from tracerl.sandbox import SandboxPool, default_pool
 from tracerl.types import Trajectory
@@ -92,6 +92,6 @@ def test_cli_rejects_an_unknown_reward(capsys: pytest.CaptureFixture[str]) -> No
 
 @pytest.mark.slow  # a fresh interpreter that imports the reward stack
 def test_module_entry_point_runs() -> None:
-    proc = subprocess.run([sys.executable, "-m", "tracerl.rewards.cli_audit", "math_answer",
+    proc = subprocess.run([sys.executable, "-m", "tracerl.cli.audit", "math_answer",
                            "--category", "judge"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "math_answer" in proc.stdout

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
+from tracerl.cli.doctor import add_arguments, run
 from tracerl.sandbox import IsolationReport, isolation_report
-from tracerl.sandbox.cli_doctor import add_arguments, run
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +40,6 @@ def test_cli_exit_code_matches_strict_availability(
 
 
 def test_module_entry_point_prints_a_table() -> None:
-    proc = subprocess.run([sys.executable, "-m", "tracerl.sandbox.cli_doctor"],
+    proc = subprocess.run([sys.executable, "-m", "tracerl.cli.doctor"],
                           capture_output=True, text=True, timeout=60)
     assert "isolation='strict'" in proc.stdout

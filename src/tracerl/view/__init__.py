@@ -1,5 +1,5 @@
 """`tracerl view`: a local, read-only web dashboard over run directories (app.py).
 
-`create_app(run_dirs)` is the Starlette application; the CLI (cli_view.py) serves it
+`create_app(run_dirs)` is the Starlette application; the CLI (tracerl.cli.view) serves it
 with uvicorn. Needs the `view` extra (starlette, uvicorn).
 """

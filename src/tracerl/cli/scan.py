@@ -1,6 +1,6 @@
 """`tracerl scan`: run the guard's scanners over files or standard input.
 
-Arguments: `tracerl.cli_args`. Exit status as grep's: 0 nothing found at or above
+Arguments: `tracerl.cli.args`. Exit status as grep's: 0 nothing found at or above
 `--min-score`, 1 something found, 2 the input or the options were wrong.
 """
 
@@ -12,8 +12,8 @@ import sys
 from collections.abc import Iterator
 from dataclasses import asdict
 
-from tracerl.cli_args import SCAN_DESCRIPTION
-from tracerl.cli_args import add_scan_arguments as add_arguments
+from tracerl.cli.args import SCAN_DESCRIPTION
+from tracerl.cli.args import add_scan_arguments as add_arguments
 from tracerl.guard.findings import Finding
 from tracerl.guard.scan import resolve, scan
 

@@ -2,7 +2,7 @@
 
 Building the `tracerl` parser (and printing help) imports only this module, so
 `tracerl --help` does not pay for torch, transformers or OpenTelemetry. Each command
-is implemented beside its package (`tracerl.train.cli_train`, `tracerl.evals.cli_eval`,
+is implemented beside its package (`tracerl.cli.train`, `tracerl.cli.eval`,
 ...), which `tracerl.cli` imports only when that command runs; an implementation module
 with a `python -m` entry point builds it from these same definitions. Keep this module
 free of tracerl imports: names the parser needs from a heavy module are repeated here,
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-# tracerl.evals.cli_eval.METRICS, the names the CLI maps to metric constructors (the
+# tracerl.cli.eval.METRICS, the names the CLI maps to metric constructors (the
 # catalogue, tracerl.evals.catalogue; `tracerl metrics` describes each).
 METRIC_NAMES = (
     "exact_match", "contains", "regex_match", "contains_all", "contains_any", "contains_none",

@@ -1,6 +1,6 @@
 """The `tracerl` command: train, export, eval, audit, doctor, traces.
 
-Start-up stays light: building the parser imports argparse and `tracerl.cli_args`
+Start-up stays light: building the parser imports argparse and `tracerl.cli.args`
 (every subcommand's arguments) and nothing else. The module that implements a
 subcommand is imported when that subcommand runs (`_dispatch`), and the training config
 only when `train --help` prints its keys; these are the CLI's only deferred imports.
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tracerl import cli_args
+from tracerl.cli import args as cli_args
 
 TRAIN_EPILOG_HEAD = "config keys (set with key=value or in CONFIG.yaml):"
 
@@ -61,27 +61,27 @@ class _Parser(argparse.ArgumentParser):
 # (name, implementing module, help, description, add_arguments, epilog function). Each
 # module has run(args) -> exit code.
 COMMANDS = (
-    ("train", "tracerl.train.cli_train", "train on a task family (SFT then GRPO by default)",
+    ("train", "tracerl.cli.train", "train on a task family (SFT then GRPO by default)",
      cli_args.TRAIN_DESCRIPTION, cli_args.add_train_arguments, _train_epilog),
-    ("export", "tracerl.train.cli_export", "merge a run's LoRA adapter into a full model",
+    ("export", "tracerl.cli.export", "merge a run's LoRA adapter into a full model",
      cli_args.EXPORT_DESCRIPTION, cli_args.add_export_arguments, None),
-    ("eval", "tracerl.evals.cli_eval", "score a JSONL file or a trace store with metrics",
+    ("eval", "tracerl.cli.eval", "score a JSONL file or a trace store with metrics",
      cli_args.EVAL_DESCRIPTION, cli_args.add_eval_arguments, None),
-    ("metrics", "tracerl.evals.cli_metrics", "list the metric catalogue (inputs and range)",
+    ("metrics", "tracerl.cli.metrics", "list the metric catalogue (inputs and range)",
      cli_args.METRICS_DESCRIPTION, cli_args.add_metrics_arguments, None),
-    ("audit", "tracerl.rewards.cli_audit", "run known reward hacks against a reward",
+    ("audit", "tracerl.cli.audit", "run known reward hacks against a reward",
      cli_args.AUDIT_DESCRIPTION, cli_args.add_audit_arguments, None),
-    ("doctor", "tracerl.sandbox.cli_doctor", "report which sandbox isolation layers work here",
+    ("doctor", "tracerl.cli.doctor", "report which sandbox isolation layers work here",
      cli_args.DOCTOR_DESCRIPTION, cli_args.add_doctor_arguments, None),
-    ("scan", "tracerl.guard.cli_scan", "run the guard's scanners over files or stdin",
+    ("scan", "tracerl.cli.scan", "run the guard's scanners over files or stdin",
      cli_args.SCAN_DESCRIPTION, cli_args.add_scan_arguments, None),
-    ("traces", "tracerl.trace.cli_traces", "list, show and export recorded traces",
+    ("traces", "tracerl.cli.traces", "list, show and export recorded traces",
      cli_args.TRACES_DESCRIPTION, cli_args.add_traces_arguments, None),
-    ("view", "tracerl.view.cli_view", "a local web dashboard over run directories",
+    ("view", "tracerl.cli.view", "a local web dashboard over run directories",
      cli_args.VIEW_DESCRIPTION, cli_args.add_view_arguments, None),
-    ("serve", "tracerl.serve.cli_serve", "serve a policy as a recording OpenAI endpoint",
+    ("serve", "tracerl.cli.serve", "serve a policy as a recording OpenAI endpoint",
      cli_args.SERVE_DESCRIPTION, cli_args.add_serve_arguments, None),
-    ("optimize", "tracerl.optimize.cli_optimize", "optimize the agent's prompt within a budget",
+    ("optimize", "tracerl.cli.optimize", "optimize the agent's prompt within a budget",
      cli_args.OPTIMIZE_DESCRIPTION, cli_args.add_optimize_arguments, _optimize_epilog),
 )
 

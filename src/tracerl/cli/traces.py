@@ -3,7 +3,7 @@
 `show` prints a trajectory as a conversation (trace/transcript.py), or its span tree with
 `--spans`; without a trace id it shows the latest trajectory that matches the filters
 (by rollout start time: the run's last training step or evaluation), and says so.
-Arguments and usage: `tracerl.cli_args`.
+Arguments and usage: `tracerl.cli.args`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from tracerl.cli_args import TRACES_DESCRIPTION
-from tracerl.cli_args import add_traces_arguments as add_arguments
+from tracerl.cli.args import TRACES_DESCRIPTION
+from tracerl.cli.args import add_traces_arguments as add_arguments
 from tracerl.trace import conventions as c
 from tracerl.trace.export import write_conversations, write_otlp_json
 from tracerl.trace.store import SpanRecord, TraceStore, TrajectorySummary, build_tree

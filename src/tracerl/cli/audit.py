@@ -1,7 +1,7 @@
 """`tracerl audit REWARD`: run the known reward hacks against a reward.
 
 Exit code 0 when no hack scored above 0, 1 when any did, 2 when REWARD is invalid.
-Arguments: `tracerl.cli_args`.
+Arguments: `tracerl.cli.args`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import argparse
 import json
 from dataclasses import asdict
 
-from tracerl.cli_args import AUDIT_DESCRIPTION
-from tracerl.cli_args import add_audit_arguments as add_arguments
+from tracerl.cli.args import AUDIT_DESCRIPTION
+from tracerl.cli.args import add_audit_arguments as add_arguments
 from tracerl.rewards.audit import AuditReport, audit, resolve_reward
 
 

@@ -1,6 +1,6 @@
 """`tracerl optimize [CONFIG.yaml] [key=value ...]`: build an OptimizeConfig, run the search.
 
-Arguments: `tracerl.cli_args`; the config keys in `optimize --help` come from
+Arguments: `tracerl.cli.args`; the config keys in `optimize --help` come from
 OptimizeConfig. The run directory is chosen like `train`'s (a fresh `out_dir/name`,
 suffixed when it exists, unless --overwrite). Exit code 0 when the search finishes
 (the budget running out is a normal end), 2 on a config or data error, 130 when
@@ -16,7 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tracerl.evals.cli_eval import parse_metric
+from tracerl.cli.eval import parse_metric
+from tracerl.cli.train import config_from_args
 from tracerl.evals.metric import as_reward
 from tracerl.optimize.config import OptimizeConfig
 from tracerl.optimize.data import DataError
@@ -24,7 +25,6 @@ from tracerl.optimize.objective import PerTurnMean
 from tracerl.optimize.prompt import PromptError
 from tracerl.optimize.run import Optimization, OptimizationInterrupted
 from tracerl.rewards.audit import resolve_reward
-from tracerl.train.cli_train import config_from_args
 from tracerl.train.configlib import ConfigError
 from tracerl.train.rundir import fresh_run_dir
 

@@ -1,4 +1,4 @@
-"""`tracerl serve`: the recording OpenAI-compatible endpoint. Arguments: tracerl.cli_args."""
+"""`tracerl serve`: the recording OpenAI-compatible endpoint. Arguments: tracerl.cli.args."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import torch
 
-from tracerl.cli_args import SERVE_DESCRIPTION
-from tracerl.cli_args import add_serve_arguments as add_arguments
+from tracerl.cli.args import SERVE_DESCRIPTION
+from tracerl.cli.args import add_serve_arguments as add_arguments
 from tracerl.serve.engine import ServeConfig
 from tracerl.serve.episodes import OnMismatch
 from tracerl.serve.server import HOST, bind, build_service, load_served, serve_forever

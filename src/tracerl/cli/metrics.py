@@ -1,5 +1,5 @@
 """`tracerl metrics`: list the metric catalogue, with each metric's inputs and range.
-Arguments and usage: `tracerl.cli_args`."""
+Arguments and usage: `tracerl.cli.args`."""
 
 from __future__ import annotations
 

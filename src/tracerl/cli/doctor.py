@@ -1,6 +1,6 @@
 """`tracerl doctor`: report which sandbox isolation layers work on this host.
 
-Arguments: `tracerl.cli_args`.
+Arguments: `tracerl.cli.args`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import argparse
 import json
 from dataclasses import asdict
 
-from tracerl.cli_args import DOCTOR_DESCRIPTION
-from tracerl.cli_args import add_doctor_arguments as add_arguments
+from tracerl.cli.args import DOCTOR_DESCRIPTION
+from tracerl.cli.args import add_doctor_arguments as add_arguments
 from tracerl.sandbox.doctor import isolation_report
 
 

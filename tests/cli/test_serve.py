@@ -7,8 +7,8 @@ import httpx
 import pytest
 
 from tracerl.cli import build_parser
-from tracerl.cli_args import ON_MISMATCH
-from tracerl.serve.cli_serve import run
+from tracerl.cli.args import ON_MISMATCH
+from tracerl.cli.serve import run
 from tracerl.serve.episodes import OnMismatch
 from tracerl.serve.server import bind
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tracerl.evals.cli_eval import add_arguments, parse_metric, run
+from tracerl.cli.eval import add_arguments, parse_metric, run
 from tracerl.evals.metrics import ToolSelection
 from tracerl.trace import Tracer
 
@@ -84,7 +84,7 @@ def test_no_metric_exits_2(jsonl):
 
 
 def test_python_dash_m_entry_point(jsonl):
-    proc = subprocess.run([sys.executable, "-m", "tracerl.evals.cli_eval", str(jsonl),
+    proc = subprocess.run([sys.executable, "-m", "tracerl.cli.eval", str(jsonl),
                            "--metric", "rouge_l"], capture_output=True, text=True, check=True)
     assert proc.stdout.startswith("metric")
 
@@ -141,7 +141,7 @@ def test_a_metric_missing_its_required_option_says_how_to_give_it(jsonl, capsys)
 
 
 def test_bfcl_family_report_is_printed_and_written(tmp_path):
-    from tracerl.evals.cli_eval import main
+    from tracerl.cli.eval import main
     from tracerl.policy.model import TinySpec, write_tiny
 
     model = write_tiny(tmp_path / "tiny", TinySpec(hidden_size=32, layers=1, heads=2,

@@ -1,5 +1,5 @@
 """`tracerl eval`: score a JSONL file or a trace store with metrics, or a checkpoint on
-a task family's held-out split. Arguments and usage: `tracerl.cli_args`.
+a task family's held-out split. Arguments and usage: `tracerl.cli.args`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from tracerl.cli_args import EVAL_DESCRIPTION
-from tracerl.cli_args import add_eval_arguments as add_arguments
+from tracerl.cli.args import EVAL_DESCRIPTION
+from tracerl.cli.args import add_eval_arguments as add_arguments
 from tracerl.evals.catalogue import CATALOGUE
 from tracerl.evals.catalogue import build as build_metric
 from tracerl.evals.compare import compare

@@ -3,7 +3,7 @@
 A LoRA checkpoint holds only the adapter; export loads the base it names, merges the
 adapter into the weights (W + alpha/r * B A) and writes a plain transformers directory
 with the tokenizer, which `load_policy` (and `model=DIR`) reads. A full checkpoint is
-written as it is. Arguments: `tracerl.cli_args`. Exit code 0, or 2 when RUN_DIR holds no
+written as it is. Arguments: `tracerl.cli.args`. Exit code 0, or 2 when RUN_DIR holds no
 checkpoint.
 """
 

@@ -6,9 +6,9 @@ import argparse
 import io
 import json
 
-from tracerl.cli_args import add_metrics_arguments
+from tracerl.cli.args import add_metrics_arguments
+from tracerl.cli.metrics import run
 from tracerl.evals.catalogue import CATALOGUE
-from tracerl.evals.cli_metrics import run
 
 
 def _cli(*argv: str) -> tuple[int, str]:

@@ -1,6 +1,6 @@
 """`tracerl train [CONFIG.yaml] [key=value ...]`: build a TrainConfig, run the Trainer.
 
-Arguments: `tracerl.cli_args`; the config keys in `train --help` come from TrainConfig.
+Arguments: `tracerl.cli.args`; the config keys in `train --help` come from TrainConfig.
 Exit code 0 when the run finishes, 2 on a config error, 130 when interrupted (Ctrl-C:
 a checkpoint is saved first and the message says how to resume).
 """

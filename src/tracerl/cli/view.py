@@ -3,7 +3,7 @@
 The socket is bound here, before the server starts, so that `--port 0` (a free port)
 prints the address it really got and a port in use is a one-line error rather than a
 server's traceback. uvicorn then serves the Starlette app (app.py) on that socket until
-Ctrl-C. Arguments and usage: `tracerl.cli_args`.
+Ctrl-C. Arguments and usage: `tracerl.cli.args`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import argparse
 import socket
 import sys
 
-from tracerl.cli_args import VIEW_DESCRIPTION
-from tracerl.cli_args import add_view_arguments as add_arguments
+from tracerl.cli.args import VIEW_DESCRIPTION
+from tracerl.cli.args import add_view_arguments as add_arguments
 
 MISSING = ("tracerl view needs starlette and uvicorn: pip install 'tracerl[view]' "
            "(missing: {name})")

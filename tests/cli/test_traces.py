@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
+from tracerl.cli.traces import add_arguments, run
 from tracerl.guard.pipeline import Guard
 from tracerl.trace import GuardrailRecord, Tracer
-from tracerl.trace.cli_traces import add_arguments, run
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_missing_store_exits_2(tmp_path):
 
 
 def test_python_dash_m_entry_point(run_dir):
-    proc = subprocess.run([sys.executable, "-m", "tracerl.trace.cli_traces", "list",
+    proc = subprocess.run([sys.executable, "-m", "tracerl.cli.traces", "list",
                            str(run_dir), "--runs"], capture_output=True, text=True, check=True)
     assert "exp" in proc.stdout
 

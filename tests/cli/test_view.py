@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from tracerl.cli import main
-from tracerl.view.cli_view import bind, url_of
+from tracerl.cli.view import bind, url_of
 
 
 def test_a_path_that_is_not_a_run_directory_is_a_message(tmp_path, capsys):
