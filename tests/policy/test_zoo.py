@@ -50,7 +50,7 @@ def test_every_row_is_data_with_a_source_and_a_turn_end_of_its_own():
     assert len(gemma.source.parts) == 4 and gemma.source.sha256
     assert gemma.turn_end == "<end_of_turn>" and "<start_of_turn>" in gemma.chat_template
     assert len(zoo.MODELS["smollm2-135m"].source.parts) == 1
-    assert zoo.preset("gemma3-270m")["dtype"] == "bfloat16"
+    assert zoo.preset("gemma3-270m")["dtype"] == "auto"
 
 
 def test_a_local_directory_row_is_built_once_with_its_template_and_turn_end(

@@ -72,14 +72,16 @@ def test_a_named_model_brings_its_preset_and_the_user_still_wins(tmp_path):
     """`model=smollm2-135m` alone gets the measured recipe; YAML and key=value override
     it key by key; the tiny defaults are untouched."""
     cfg = configlib.load(TrainConfig, None, ["model=smollm2-135m"])
+    from tracerl.policy.precision import resolve_precision
     from tracerl.policy.zoo import SMOLLM2_PRESET as preset
 
-    assert (cfg.dtype, cfg.lora.r, cfg.rl.max_turns) == ("bfloat16", 16, 4)
+    auto = resolve_precision("auto", "cpu")  # the preset's dtype=auto on this machine
+    assert (cfg.dtype, cfg.lora.r, cfg.rl.max_turns) == (auto, 16, 4)
     assert (cfg.sft.demos, cfg.rl.lr, cfg.sampler.max_rows) == (
         preset["sft.demos"], preset["rl.lr"], preset["sampler.max_rows"])
     path = tmp_path / "c.yaml"
     path.write_text("model: smollm2-135m\nrl:\n  max_turns: 2\n")
     cfg = configlib.load(TrainConfig, str(path), ["lora.r=4"])
-    assert (cfg.rl.max_turns, cfg.lora.r, cfg.dtype) == (2, 4, "bfloat16")
+    assert (cfg.rl.max_turns, cfg.lora.r, cfg.dtype) == (2, 4, auto)
     tiny = configlib.load(TrainConfig, None, [])
     assert (tiny.dtype, tiny.lora.r) == ("float32", 0)

@@ -12,7 +12,7 @@ from tracerl.cli import main
 pytestmark = pytest.mark.slow  # a 135M model on CPU (about a minute on a quiet machine)
 
 ARGS = ["model=smollm2-135m", "lora.r=8", "lora.targets=[q_proj,v_proj]",
-        "dtype=bf16-autocast", "stages=[rl]", "rl.tasks_per_step=1", "rl.group_size=2",
+        "dtype=auto", "stages=[rl]", "rl.tasks_per_step=1", "rl.group_size=2",
         "rl.max_turns=2", "rl.max_turn_tokens=24", "rl.max_response_tokens=64",
         "rl.lr=1e-3", "eval.tasks=1", "log.progress=false", "log.tensorboard=false",
         "log.checkpoint_every=1", "reward=my_reward:half_for_trying"]

@@ -106,7 +106,8 @@ class OptimizeConfig:
     device: str = "cpu"
     """Torch device of local models."""
     dtype: Precision = "float32"
-    """Weights of local models: float32 or bfloat16 (faster sampling on recent CPUs)."""
+    """Weights of local models: float32, bfloat16 (faster sampling on CPUs with bfloat16
+    arithmetic) or auto (bfloat16 where the device has it, else float32)."""
     threads: int = 0
     """Torch CPU threads (0 = auto)."""
     cache: str = ""
@@ -139,6 +140,9 @@ class OptimizeConfig:
     """Record every scored rollout as spans in RUN_DIR/traces.sqlite."""
 
     def __post_init__(self) -> None:
+        from tracerl.policy.precision import resolve_precision
+
+        object.__setattr__(self, "dtype", resolve_precision(self.dtype, self.device))
         if self.data.train_tasks < 1:
             raise ValueError(f"data.train_tasks must be >= 1, got {self.data.train_tasks}")
         if self.data.heldout_tasks < 0 or self.data.example_pool < 0:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import torch
 
@@ -24,6 +25,39 @@ from tracerl.policy.settings import Precision
 _ATTRIBUTE = "_tracerl_autocast"
 WEIGHT_DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "bfloat16": torch.bfloat16, "bf16-autocast": torch.float32}
+
+
+# CPU flags (Linux /proc/cpuinfo) of bfloat16 arithmetic. Without one, torch runs a bfloat16
+# matmul through conversions: 146x slower than float32 on an AVX2-only EPYC
+# (docs/benchmarks.md, "Gemma 3 270M"), where AMX made it 3.5x faster.
+BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
+
+
+def cpu_has_bf16(cpuinfo: str | None = None) -> bool:
+    """Whether the CPU has bfloat16 arithmetic (flags read from /proc/cpuinfo; False
+    where it cannot be read)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            return bool(BF16_CPU_FLAGS & set(line.partition(":")[2].split()))
+    return False
+
+
+def resolve_precision(precision: Precision, device: str) -> Precision:
+    """`auto` made concrete for `device`: bfloat16 where it has bfloat16 arithmetic (a CUDA
+    device that supports it, a CPU with AVX-512 BF16 or AMX), else float32. Other values
+    pass through."""
+    if precision != "auto":
+        return precision
+    if device.startswith("cuda"):
+        fast = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    else:
+        fast = device == "cpu" and cpu_has_bf16()
+    return "bfloat16" if fast else "float32"
 
 
 def weights_dtype(precision: Precision) -> torch.dtype:

@@ -31,9 +31,14 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache
 
 from tracerl.policy.kv_cache import growing_cache
-from tracerl.policy.prefix import plan_prefixes
+from tracerl.policy.prefix import PrefixPlan, plan_prefixes
+from tracerl.policy.prefix_store import PrefixStore
 from tracerl.policy.sampling import Sample, SamplingParams
 from tracerl.policy.weights import load_named
+
+PREFIX_CACHE_MB = 1024
+"""Default bound of the prefix store: about 23,000 positions of SmolLM2-135M's keys and
+values (46 KB each in float32), the prompts of 40 BFCL tasks."""
 
 TokenCallback = Callable[[int, int, float], None]
 """`(row, token id, logprob)`, called as each token is sampled."""
@@ -164,14 +169,19 @@ class TransformersSampler:
     `tokenizer` is needed to stop at strings (`SamplingParams.stop_strings`).
     `max_rows` > 0 decodes a call's contexts in consecutive batches of at most that many
     rows (in order), bounding the KV cache; 0 decodes them all at once.
+    `prefix_cache_mb` bounds the keys and values of prefilled prefixes kept for the next
+    calls (tracerl.policy.prefix_store: a turn's prefill starts where the last turn's
+    stopped; 0 = off).
     """
 
     def __init__(self, model: PreTrainedModel, pad_id: int, seed: int | None = None,
-                 tokenizer: PreTrainedTokenizerBase | None = None, max_rows: int = 0) -> None:
+                 tokenizer: PreTrainedTokenizerBase | None = None, max_rows: int = 0,
+                 prefix_cache_mb: int = PREFIX_CACHE_MB) -> None:
         if max_rows < 0:
             raise ValueError(f"max_rows must be >= 0 (0 = no limit), got {max_rows}")
         self.model = model
         self.max_rows = max_rows
+        self.prefix_store = PrefixStore(prefix_cache_mb * 2**20)
         self.pad_id = pad_id
         self.tokenizer = tokenizer
         self._stop_text: dict[tuple[str, ...], StopText] = {}
@@ -242,25 +252,95 @@ class TransformersSampler:
         Shared prefixes run once (tracerl.policy.prefix): the prefix pass holds one row
         per cluster, its cache rows are repeated for the cluster's members, and the
         suffix pass runs each row's remainder, left-padded so every row ends in the
-        last column (padding in the middle is masked; positions stay contiguous)."""
+        last column (padding in the middle is masked; positions stay contiguous). A row
+        whose context extends a stored one at least as far (the prefix store: the last
+        turn's context) starts from the stored keys and values instead, and every row's
+        context is stored for the next call."""
         plan = plan_prefixes(contexts)
         if any(not p for p in plan.prefixes):  # a one-token context: nothing to share
             cache = growing_cache(spare=decode)
             ids, mask = _left_pad(contexts, self.pad_id, device)
             positions = (mask.cumsum(-1) - 1).clamp(min=0)
             return cache, self._run(ids, mask, positions, cache), mask, positions
-        suffixes = [plan.suffix(contexts, i) for i in range(len(contexts))]
-        cache = growing_cache(spare=max(map(len, suffixes)) + decode)
-        ids, mask = _left_pad(plan.prefixes, self.pad_id, device)  # (C, P)
-        self._run(ids, mask, (mask.cumsum(-1) - 1).clamp(min=0), cache, logits=False)
-        g = torch.tensor(plan.cluster, device=device)
-        if plan.cluster != list(range(len(contexts))):
-            cache.batch_select_indices(g)  # (C, ...) -> (B, ...)
+        store = self.prefix_store
+        found: list[tuple[int, tuple[int, ...] | None]] = [(0, None)] * len(contexts)
+        if store.max_bytes:
+            store.check(self.model)
+            found = [store.match(c[:-1]) for c in contexts]
+        stored = [n >= cut and key is not None
+                  for (n, key), cut in zip(found, plan.cut, strict=True)]
+        base = [n if s else cut for (n, _), cut, s in zip(found, plan.cut, stored, strict=True)]
+        suffixes = [c[b:] for c, b in zip(contexts, base, strict=True)]
+        spare = max(map(len, suffixes)) + decode
+        if not any(stored):
+            cache = growing_cache(spare=spare)
+            ids, mask = _left_pad(plan.prefixes, self.pad_id, device)  # (C, P)
+            self._run(ids, mask, (mask.cumsum(-1) - 1).clamp(min=0), cache, logits=False)
+            g = torch.tensor(plan.cluster, device=device)
+            if plan.cluster != list(range(len(contexts))):
+                cache.batch_select_indices(g)  # (C, ...) -> (B, ...)
+            mask = mask[g]
+        else:
+            cache, mask = self._assemble(plan, found, stored, spare, device)
+            store.reused_tokens += sum(n for (n, _), s in zip(found, stored, strict=True) if s)
         sids, smask = _left_pad(suffixes, self.pad_id, device)  # (B, S)
-        cut = torch.tensor(plan.cut, device=device)[:, None]
-        positions = cut + (smask.cumsum(-1) - 1).clamp(min=0)  # (B, S)
-        mask = torch.cat([mask[g], smask], dim=1)  # (B, P+S)
-        return cache, self._run(sids, mask, positions, cache), mask, positions
+        positions = torch.tensor(base, device=device)[:, None] + (
+            smask.cumsum(-1) - 1).clamp(min=0)  # (B, S)
+        mask = torch.cat([mask, smask], dim=1)  # (B, P+S)
+        logits = self._run(sids, mask, positions, cache)
+        if store.max_bytes:
+            for row, (context, (_, key)) in enumerate(zip(contexts, found, strict=True)):
+                cols = mask[row].nonzero().squeeze(-1)
+                store.put(context, [(layer.keys[row][:, cols].clone(),
+                                     layer.values[row][:, cols].clone())
+                                    for layer in cache.layers], extends=key)
+        return cache, logits, mask, positions
+
+    def _assemble(self, plan: PrefixPlan, found: list[tuple[int, tuple[int, ...] | None]],
+                  stored: list[bool], spare: int, device: torch.device
+                  ) -> tuple[Cache, torch.Tensor]:
+        """The (B, ...) cache before the suffix pass when some rows start from the prefix
+        store: those get their stored keys and values, the others their cluster's prefix
+        (one prefix pass over the clusters they need), each right-aligned in the same
+        columns; and its mask (B, W)."""
+        clusters = sorted({plan.cluster[i] for i, s in enumerate(stored) if not s})
+        pass_rows: dict[int, int] = {c: r for r, c in enumerate(clusters)}
+        layers: list[tuple[torch.Tensor, torch.Tensor]] = []
+        pmask = None
+        if clusters:
+            pcache = growing_cache(spare=0)
+            ids, pmask = _left_pad([plan.prefixes[c] for c in clusters], self.pad_id, device)
+            self._run(ids, pmask, (pmask.cumsum(-1) - 1).clamp(min=0), pcache, logits=False)
+            layers = [(layer.keys, layer.values) for layer in pcache.layers]
+        rows = {i: self.prefix_store.get(key, n)  # type: ignore[arg-type]
+                for i, ((n, key), s) in enumerate(zip(found, stored, strict=True)) if s}
+        if not layers:
+            layers = next(iter(rows.values()))
+            layers = [(k[None], v[None]) for k, v in layers]  # shapes only
+        width = max([n for (n, _), s in zip(found, stored, strict=True) if s]
+                    + ([pmask.shape[1]] if pmask is not None else []))
+        mask = torch.zeros((len(stored), width), dtype=torch.long, device=device)
+        for i, s in enumerate(stored):
+            if s:
+                mask[i, width - found[i][0]:] = 1
+            else:
+                assert pmask is not None
+                mask[i, width - pmask.shape[1]:] = pmask[pass_rows[plan.cluster[i]]]
+        cache = growing_cache(spare=spare)
+        for index, (k0, v0) in enumerate(layers):
+            keys = k0.new_zeros((len(stored), k0.shape[1], width, k0.shape[-1]))
+            values = v0.new_zeros((len(stored), v0.shape[1], width, v0.shape[-1]))
+            for i, s in enumerate(stored):
+                if s:
+                    k, v = rows[i][index]
+                    keys[i, :, width - k.shape[1]:] = k
+                    values[i, :, width - v.shape[1]:] = v
+                else:
+                    r = pass_rows[plan.cluster[i]]
+                    keys[i, :, width - k0.shape[2]:] = k0[r]
+                    values[i, :, width - v0.shape[2]:] = v0[r]
+            cache.update(keys.to(device), values.to(device), index)
+        return cache, mask
 
     def _run(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
              cache: Cache, logits: bool = True) -> torch.Tensor:

@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Precision = Literal["float32", "bfloat16", "bf16-autocast"]
+Precision = Literal["auto", "float32", "bfloat16", "bf16-autocast"]
 """float32; bfloat16 weights (meant for a frozen LoRA base: the adapter stays float32);
-or float32 weights with the training forward passes under bfloat16 autocast."""
+float32 weights with the training forward passes under bfloat16 autocast; or auto:
+bfloat16 where the device has bfloat16 arithmetic, else float32 (resolved when the config
+is built, so a run records what it ran with: tracerl.policy.precision.resolve_precision)."""
 
 # Every linear layer of a Llama-style block (Llama, Qwen2/3, Mistral, SmolLM2): adapting
 # all of them rather than only q/v is what QLoRA (Dettmers et al. 2023, section 4) found

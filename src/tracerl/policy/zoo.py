@@ -58,9 +58,11 @@ GEMMA3_GGUF = GgufWheels(
     sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818")
 
 SMOLLM2_PRESET: Mapping[str, Any] = {
-    # LoRA on a bfloat16 base: the adapter trains in float32 (peft), the frozen base
-    # samples at bfloat16 speed (2.1-2.5x float32 here, AMX) and peak RSS stays ~2 GB.
-    "dtype": "bfloat16", "lora.r": 16, "lora.alpha": 32,
+    # LoRA on a bfloat16 base where the CPU has bfloat16 arithmetic: the adapter trains in
+    # float32 (peft), the frozen base samples at bfloat16 speed (2.1-2.5x float32 with
+    # AMX) and peak RSS stays ~2 GB. On an AVX2-only CPU bfloat16 is 146x slower than
+    # float32, so `auto` loads float32 there.
+    "dtype": "auto", "lora.r": 16, "lora.alpha": 32,
     # Updates in pieces of <= 768 positions: one 32-sequence RL update peaked at 10 GB
     # in one piece, 4.2 GB in 1,536-position pieces, 3.2 GB in 1,024 (a process with the
     # model loaded is 1.2 GB). With the system prompt counted once per piece, a 4 x 8

@@ -217,8 +217,9 @@ class TrainConfig:
     """Torch CPU threads (0 = auto: the cores not already busy, at least 1; see
     docs/benchmarks.md "Threads")."""
     dtype: Precision = "float32"
-    """Training precision: float32, bfloat16 (weights; for a frozen LoRA base) or
-    bf16-autocast (float32 weights, bfloat16 forward passes)."""
+    """Training precision: float32, bfloat16 (weights; for a frozen LoRA base),
+    bf16-autocast (float32 weights, bfloat16 forward passes) or auto (bfloat16 where the
+    device has bfloat16 arithmetic, else float32; the run records the one chosen)."""
     gradient_checkpointing: bool = False
     """Recompute each block's activations in the backward pass (less memory, one more
     forward pass of the blocks per update)."""
@@ -269,8 +270,10 @@ class TrainConfig:
                              "vLLM reports log-probabilities after top-p truncation")
         # The method table holds torch functions; it is read only when a config is built,
         # so importing this module (`--help`, the docs) stays torch-free.
+        from tracerl.policy.precision import resolve_precision
         from tracerl.train.methods import check_methods
 
+        object.__setattr__(self, "dtype", resolve_precision(self.dtype, self.device))
         check_methods(self.rl, self.credit.evaluator)
 
 

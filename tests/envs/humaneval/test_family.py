@@ -77,6 +77,7 @@ def test_the_agent_runs_code_then_answers():
 
 PROBE = """\
 import os, glob
+NEEDLE = b'def ' + b'check(candidate'  # the tests' entry point, spelled so this source lacks it
 found = []
 for root in ('/', os.path.expanduser('~')):
     for dirpath, dirs, files in os.walk(root):
@@ -86,7 +87,7 @@ for root in ('/', os.path.expanduser('~')):
                 found.append(os.path.join(dirpath, f))
 for p in glob.glob('/proc/*/environ') + glob.glob('/proc/*/cmdline'):
     try:
-        if b'check' in open(p, 'rb').read(): found.append(p)
+        if NEEDLE in open(p, 'rb').read(): found.append(p)
     except OSError:
         pass
 found += [k for k in os.environ if 'TRACERL' in k]

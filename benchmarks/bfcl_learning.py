@@ -1,0 +1,226 @@
+"""The BFCL learning result: zero-shot, after SFT and after GRPO on held-out BFCL ids.
+
+Runs `tracerl train` with the recipe below (plus any key=value given) once per seed, each
+a fresh process, and scores the held-out ids of the chosen categories by BFCL's rules at
+temperature 0: after SFT (the trainer's evaluation before RL) and after RL (its last),
+read back per task from the run's trace store. `--zero-shot` also scores the untrained
+model on the same ids with the same episode limits (`tracerl eval MODEL --family bfcl`).
+
+    python benchmarks/bfcl_learning.py --seeds 0 1 2 --zero-shot [key=value ...]
+
+Per seed: BFCL's Non-Live AST summary (the unweighted mean of the four categories'
+accuracies), the mean over tasks, per-category accuracies, the whole process's wall time
+(model load, SFT, both evaluations, RL) and its peak RSS (wait4). Over seeds: means,
+the spread, and the RL-over-SFT gain with two 95% intervals: Student's t over the seeds'
+paired gains, and a bootstrap over held-out tasks (resampled within each category, the
+same resample for every seed). The data is BFCL v4's, from the bfcl-eval wheel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+AST = ("simple_python", "multiple", "parallel", "parallel_multiple")
+LIMITS = ["rl.max_turns=6", "rl.max_turn_tokens=160", "rl.max_response_tokens=640"]
+"""Episode limits, the same for training and every evaluation: one call per action (the
+longest accepted answer of these categories has 4 calls), then the closing answer."""
+RECIPE = [
+    "model=smollm2-135m", "task.family=bfcl", f"task.bfcl.categories=[{','.join(AST)}]",
+    "stages=[sft,rl]", *LIMITS, "eval.temperature=0",
+]
+"""What every seed runs; the model's preset (LoRA r16, dtype=auto) fills in the rest and
+key=value arguments override both."""
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
+
+
+def category_of(task_id: str) -> str:
+    """BFCL ids are `<category>_<n>` (simple_python_12, parallel_multiple_3)."""
+    return task_id.rsplit("_", 1)[0]
+
+
+def non_live_ast(scores: dict[str, float]) -> float:
+    """BFCL's Non-Live AST summary: the unweighted mean of the category accuracies (%)."""
+    by_category: dict[str, list[float]] = defaultdict(list)
+    for task_id, score in scores.items():
+        by_category[category_of(task_id)].append(score)
+    return 100 * statistics.mean(statistics.mean(v) for v in by_category.values())
+
+
+def per_category(scores: dict[str, float]) -> dict[str, float]:
+    by_category: dict[str, list[float]] = defaultdict(list)
+    for task_id, score in scores.items():
+        by_category[category_of(task_id)].append(score)
+    return {c: 100 * statistics.mean(v) for c, v in sorted(by_category.items())}
+
+
+@dataclass(frozen=True)
+class SeedRun:
+    seed: int
+    after_sft: dict[str, float]
+    """Task id -> 1.0 if BFCL's rules accept the episode, else 0.0 (unjudged counts 0)."""
+    after_rl: dict[str, float]
+    wall_s: float
+    rl_s: float
+    """From the end of the evaluation after SFT to the end of the process."""
+    peak_rss_gb: float
+
+
+def heldout_ids(overrides: list[str]) -> int:
+    from tracerl.envs.registry import FamilyContext, build_family
+    from tracerl.train import configlib
+    from tracerl.train.config import TrainConfig
+
+    cfg = configlib.load(TrainConfig, None, [*RECIPE, *overrides])
+    return len(build_family("bfcl", cfg.task.section(), FamilyContext()).entries("heldout"))
+
+
+def eval_scores(run_dir: Path, name: str) -> tuple[dict[str, float], dict[str, float]]:
+    """The first (after SFT) and last (after RL) held-out evaluation, per task."""
+    from tracerl.trace.store import TraceStore
+
+    with TraceStore(run_dir) as store:
+        rows = store.trajectories(run=f"{name}:eval")
+    steps: dict[int, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        steps[r.step][r.task_id] = float(r.reward or 0.0)
+    if len(steps) < 2:
+        raise SystemExit(f"{run_dir}: expected evaluations before and after RL, got steps "
+                         f"{sorted(steps)}")
+    return steps[min(steps)], steps[max(steps)]
+
+
+def run_seed(seed: int, out: Path, overrides: list[str]) -> SeedRun:
+    name = f"seed{seed}"
+    cmd = [sys.executable, "-m", "tracerl.cli", "train", *RECIPE, f"seed={seed}",
+           f"out_dir={out}", f"name={name}", "log.progress_every_s=60", *overrides,
+           "--overwrite"]
+    start = time.perf_counter()
+    evals_at: list[float] = []
+    with (out / f"{name}.log").open("w") as log:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(f"{time.perf_counter() - start:8.1f}s {line}")
+            log.flush()
+            if "held-out success" in line:
+                evals_at.append(time.perf_counter() - start)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"seed {seed} failed; see {out / f'{name}.log'}")
+    after_sft, after_rl = eval_scores(out / name, name)
+    rl_s = wall - evals_at[0] if evals_at else float("nan")
+    return SeedRun(seed, after_sft, after_rl, wall, rl_s, usage.ru_maxrss / 2**20)
+
+
+def zero_shot(out: Path, overrides: list[str]) -> dict:
+    model = next(o.split("=", 1)[1] for o in [*RECIPE, *overrides] if o.startswith("model="))
+    keep = [o for o in overrides if o.startswith(("dtype=", "threads=", "rl.max_"))]
+    report = out / "zero_shot.json"
+    cmd = [sys.executable, "-m", "tracerl.cli", "eval", model, *LIMITS, *keep,
+           "--family", "bfcl", "--categories", *AST, "--temperature", "0",
+           "--out", str(report)]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"zero-shot eval failed:\n{done.stdout}\n{done.stderr}")
+    print(done.stdout, flush=True)
+    data = json.loads(report.read_text())
+    data["wall_s"] = time.perf_counter() - start
+    return data
+
+
+def bootstrap_gain(runs: list[SeedRun], resamples: int = 10_000, seed: int = 0
+                   ) -> tuple[float, float]:
+    """95% interval of the mean (over seeds) RL-minus-SFT gain in Non-Live AST points,
+    resampling held-out tasks within each category (one resample for every seed)."""
+    ids = sorted(runs[0].after_sft)
+    by_category: dict[str, list[str]] = defaultdict(list)
+    for i in ids:
+        by_category[category_of(i)].append(i)
+    rng = random.Random(seed)
+    gains = []
+    for _ in range(resamples):
+        total = 0.0
+        for run in runs:
+            cats = []
+            for members in by_category.values():
+                pick = [rng.choice(members) for _ in members]
+                cats.append(statistics.fmean(run.after_rl[i] - run.after_sft[i] for i in pick))
+            total += 100 * statistics.fmean(cats)
+        gains.append(total / len(runs))
+    gains.sort()
+    return gains[int(0.025 * resamples)], gains[int(0.975 * resamples) - 1]
+
+
+def t_interval(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return float("nan"), float("nan")
+    half = T_975.get(len(values) - 1, 1.96) * statistics.stdev(values) / len(values) ** 0.5
+    return statistics.mean(values) - half, statistics.mean(values) + half
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("overrides", nargs="*", metavar="key=value")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--zero-shot", action="store_true", help="also score the untrained model")
+    ap.add_argument("--out", help="where the runs go (default: a temporary directory)")
+    args = ap.parse_args()
+    overrides = list(args.overrides)
+    if not any(o.startswith("eval.tasks=") for o in overrides):
+        overrides.append(f"eval.tasks={heldout_ids(overrides)}")  # every held-out id once
+    out = Path(args.out or tempfile.mkdtemp(prefix="bfcl-learning-"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"recipe: {' '.join(RECIPE + overrides)}\nseeds {args.seeds}, runs in {out}, "
+          f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
+    if args.zero_shot:
+        z = zero_shot(out, overrides)
+        cats = {c["category"]: c["accuracy"] for c in z["categories"]}
+        print(f"zero-shot: Non-Live AST {z['sections']['Non-Live AST']:.1f} "
+              f"({', '.join(f'{c} {a:.1f}' for c, a in cats.items())}), "
+              f"{z['wall_s'] / 60:.1f} min", flush=True)
+    runs: list[SeedRun] = []
+    for s in args.seeds:
+        r = run_seed(s, out, overrides)
+        runs.append(r)
+        sft, rl = non_live_ast(r.after_sft), non_live_ast(r.after_rl)
+        print(f"seed {s}: Non-Live AST after SFT {sft:.1f} -> after RL {rl:.1f} "
+              f"({rl - sft:+.1f}); tasks {100 * statistics.fmean(r.after_sft.values()):.1f} "
+              f"-> {100 * statistics.fmean(r.after_rl.values()):.1f}; "
+              f"after RL by category {per_category(r.after_rl)}; "
+              f"wall {r.wall_s / 60:.1f} min (RL and last eval {r.rl_s / 60:.1f}), "
+              f"peak RSS {r.peak_rss_gb:.2f} GB", flush=True)
+        (out / "seeds.json").write_text(json.dumps(
+            [{"seed": x.seed, "wall_s": x.wall_s, "rl_s": x.rl_s,
+              "peak_rss_gb": x.peak_rss_gb, "after_sft": x.after_sft,
+              "after_rl": x.after_rl} for x in runs], indent=1))
+    sft = [non_live_ast(r.after_sft) for r in runs]
+    rl = [non_live_ast(r.after_rl) for r in runs]
+    gains = [b - a for a, b in zip(sft, rl, strict=True)]
+    lo, hi = t_interval(gains)
+    blo, bhi = bootstrap_gain(runs)
+    spread = statistics.stdev(rl) if len(rl) > 1 else 0.0
+    print(f"mean over {len(runs)} seeds: Non-Live AST after SFT {statistics.mean(sft):.1f}, "
+          f"after RL {statistics.mean(rl):.1f} (std {spread:.1f}); RL over SFT "
+          f"{statistics.mean(gains):+.1f} points, t interval [{lo:+.1f}, {hi:+.1f}], "
+          f"task bootstrap [{blo:+.1f}, {bhi:+.1f}]; wall <= "
+          f"{max(r.wall_s for r in runs) / 60:.1f} min, peak RSS <= "
+          f"{max(r.peak_rss_gb for r in runs):.2f} GB")
+
+
+if __name__ == "__main__":
+    main()

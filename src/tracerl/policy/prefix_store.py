@@ -1,0 +1,131 @@
+"""Keys and values of prefixes already prefilled, kept between the sampler's calls.
+
+A multi-turn episode comes back to the sampler on every turn with its whole context:
+the prompt (on BFCL 300-1,000 tokens of function docs, on its multi-turn categories
+4,000), the turns so far, the new observation. Without a memory each turn runs the
+prompt again. The shared-prefix plan (tracerl.policy.prefix) removes the repeats within
+one call; `PrefixStore` removes those between calls: it keeps the keys and values of
+each prefix the prefill ran (one entry per prefix, unpadded, per layer), and the next
+call's prefix pass starts from the longest stored match and runs only the rest.
+
+Entries are valid only for the weights that computed them: `check` takes a fingerprint
+of the model (each parameter's identity and in-place version counter, which an
+optimiser step, `load_state_dict` and a weight sync all bump, and whether an adapter is
+switched off) and empties the store when it changed. The store holds at most
+`max_bytes`, least recently used out first; an entry that a longer one extended is
+dropped (the longer one holds it).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+MIN_REUSE = 16
+"""Shorter matches are run again: gathering a stored entry costs more than a few tokens."""
+
+Layers = list[tuple[torch.Tensor, torch.Tensor]]
+"""Per decoder layer, keys and values (heads, positions, head_dim)."""
+
+
+def weights_fingerprint(model: torch.nn.Module) -> tuple:
+    """What the keys and values depend on beyond the tokens: which parameter tensors the
+    model holds, each one's in-place version, and which adapters are switched off."""
+    params = tuple((id(p), p._version) for p in model.parameters())
+    off = tuple(bool(m.disable_adapters) for m in model.modules()
+                if isinstance(getattr(type(m), "disable_adapters", None), property))
+    return params, off
+
+
+def _lcp(a: np.ndarray, b: np.ndarray) -> int:
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    diff = np.flatnonzero(a[:n] != b[:n])
+    return int(diff[0]) if len(diff) else n
+
+
+@dataclass
+class _Entry:
+    ids: np.ndarray
+    layers: Layers
+    nbytes: int
+
+
+class PrefixStore:
+    """Prefilled prefixes' keys and values by token ids (module docstring)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0 (0 = off), got {max_bytes}")
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[int, ...], _Entry] = OrderedDict()
+        self._bytes = 0
+        self._fingerprint: tuple | None = None
+        self.reused_tokens = 0
+        """Prefix positions taken from the store instead of being run (a running total)."""
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._bytes = 0
+
+    def check(self, model: torch.nn.Module) -> None:
+        """Empty the store if the model's weights changed since the last check."""
+        fingerprint = weights_fingerprint(model)
+        if fingerprint != self._fingerprint:
+            self.clear()
+            self._fingerprint = fingerprint
+
+    def match(self, ids: Sequence[int]) -> tuple[int, tuple[int, ...] | None]:
+        """The longest stored prefix of `ids` (positions, entry key), or (0, None) when
+        none reaches MIN_REUSE."""
+        if not self._entries or len(ids) < MIN_REUSE:
+            return 0, None
+        want = np.asarray(ids, dtype=np.int64)
+        best, key = 0, None
+        for k, entry in self._entries.items():
+            n = _lcp(entry.ids, want)
+            if n > best:
+                best, key = n, k
+        if best < MIN_REUSE:
+            return 0, None
+        self._entries.move_to_end(key)  # type: ignore[arg-type]
+        return best, key
+
+    def get(self, key: tuple[int, ...], n: int) -> Layers:
+        """The first `n` positions of an entry, per layer (views, not copies)."""
+        return [(k[:, :n], v[:, :n]) for k, v in self._entries[key].layers]
+
+    def put(self, ids: Sequence[int], layers: Layers,
+            extends: tuple[int, ...] | None = None) -> None:
+        """Keep `layers` (owned by the store from now on) for `ids`; `extends`, the entry
+        it started from, goes if `ids` holds all of it."""
+        if self.max_bytes == 0:
+            return
+        key = tuple(ids)
+        nbytes = sum(k.nbytes + v.nbytes for k, v in layers)
+        if nbytes > self.max_bytes:
+            return
+        if extends is not None and extends != key and extends in self._entries \
+                and key[:len(extends)] == extends:
+            self._drop(extends)
+        if key in self._entries:
+            self._drop(key)
+        self._entries[key] = _Entry(np.asarray(key, dtype=np.int64), layers, nbytes)
+        self._bytes += nbytes
+        while self._bytes > self.max_bytes:
+            self._drop(next(iter(self._entries)))
+
+    def _drop(self, key: tuple[int, ...]) -> None:
+        self._bytes -= self._entries.pop(key).nbytes
