@@ -28,13 +28,14 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 AST = ("simple_python", "multiple", "parallel", "parallel_multiple")
-LIMITS = ["rl.max_turns=6", "rl.max_turn_tokens=160", "rl.max_response_tokens=640"]
+LIMITS = ["rl.max_turns=9", "rl.max_turn_tokens=160", "rl.max_response_tokens=1024"]
 """Episode limits, the same for training and every evaluation: one call per action (the
-longest accepted answer of these categories has 4 calls), then the closing answer."""
+longest accepted answer of these categories has 8 calls), then the closing answer."""
 RECIPE = [
     "model=smollm2-135m", "task.family=bfcl", f"task.bfcl.categories=[{','.join(AST)}]",
     "stages=[sft,rl]", *LIMITS, "eval.temperature=0",
@@ -73,16 +74,9 @@ class SeedRun:
     wall_s: float
     rl_s: float
     """From the end of the evaluation after SFT to the end of the process."""
+    cpu_s: float
+    """User + system CPU time of the process (and its children)."""
     peak_rss_gb: float
-
-
-def heldout_ids(overrides: list[str]) -> int:
-    from tracerl.envs.registry import FamilyContext, build_family
-    from tracerl.train import configlib
-    from tracerl.train.config import TrainConfig
-
-    cfg = configlib.load(TrainConfig, None, [*RECIPE, *overrides])
-    return len(build_family("bfcl", cfg.task.section(), FamilyContext()).entries("heldout"))
 
 
 def eval_scores(run_dir: Path, name: str) -> tuple[dict[str, float], dict[str, float]]:
@@ -122,16 +116,19 @@ def run_seed(seed: int, out: Path, overrides: list[str]) -> SeedRun:
         raise SystemExit(f"seed {seed} failed; see {out / f'{name}.log'}")
     after_sft, after_rl = eval_scores(out / name, name)
     rl_s = wall - evals_at[0] if evals_at else float("nan")
-    return SeedRun(seed, after_sft, after_rl, wall, rl_s, usage.ru_maxrss / 2**20)
+    return SeedRun(seed, after_sft, after_rl, wall, rl_s, usage.ru_utime + usage.ru_stime,
+                   usage.ru_maxrss / 2**20)
 
 
-def zero_shot(out: Path, overrides: list[str]) -> dict:
+def zero_shot(out: Path, overrides: list[str], per_category: int) -> dict:
+    """The untrained model on the ids the trainer evaluates (the first `per_category`
+    of each category's fixed order: BfclFamily.eval_tasks)."""
     model = next(o.split("=", 1)[1] for o in [*RECIPE, *overrides] if o.startswith("model="))
-    keep = [o for o in overrides if o.startswith(("dtype=", "threads=", "rl.max_"))]
+    keep = [o for o in overrides if o.startswith(("dtype=", "threads=", "rl.max_", "sampler."))]
     report = out / "zero_shot.json"
     cmd = [sys.executable, "-m", "tracerl.cli", "eval", model, *LIMITS, *keep,
            "--family", "bfcl", "--categories", *AST, "--temperature", "0",
-           "--out", str(report)]
+           "--tasks-per-category", str(per_category), "--out", str(report)]
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
@@ -178,34 +175,40 @@ def main() -> None:
     ap.add_argument("overrides", nargs="*", metavar="key=value")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--zero-shot", action="store_true", help="also score the untrained model")
+    ap.add_argument("--per-category", type=int, default=15,
+                    help="held-out ids scored per category (the same ids for every seed)")
+    ap.add_argument("--parallel", action="store_true",
+                    help="run the seeds at once, each with threads=1")
     ap.add_argument("--out", help="where the runs go (default: a temporary directory)")
     args = ap.parse_args()
-    overrides = list(args.overrides)
-    if not any(o.startswith("eval.tasks=") for o in overrides):
-        overrides.append(f"eval.tasks={heldout_ids(overrides)}")  # every held-out id once
+    overrides = [f"eval.tasks={args.per_category * len(AST)}", *args.overrides]
     out = Path(args.out or tempfile.mkdtemp(prefix="bfcl-learning-"))
     out.mkdir(parents=True, exist_ok=True)
     print(f"recipe: {' '.join(RECIPE + overrides)}\nseeds {args.seeds}, runs in {out}, "
           f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
     if args.zero_shot:
-        z = zero_shot(out, overrides)
+        z = zero_shot(out, overrides, args.per_category)
         cats = {c["category"]: c["accuracy"] for c in z["categories"]}
         print(f"zero-shot: Non-Live AST {z['sections']['Non-Live AST']:.1f} "
               f"({', '.join(f'{c} {a:.1f}' for c, a in cats.items())}), "
               f"{z['wall_s'] / 60:.1f} min", flush=True)
-    runs: list[SeedRun] = []
-    for s in args.seeds:
-        r = run_seed(s, out, overrides)
-        runs.append(r)
+    if args.parallel:
+        with ThreadPoolExecutor(len(args.seeds)) as pool:
+            runs = list(pool.map(lambda s: run_seed(s, out, ["threads=1", *overrides]),
+                                 args.seeds))
+    else:
+        runs = [run_seed(s, out, overrides) for s in args.seeds]
+    for r in runs:
+        s = r.seed
         sft, rl = non_live_ast(r.after_sft), non_live_ast(r.after_rl)
         print(f"seed {s}: Non-Live AST after SFT {sft:.1f} -> after RL {rl:.1f} "
               f"({rl - sft:+.1f}); tasks {100 * statistics.fmean(r.after_sft.values()):.1f} "
               f"-> {100 * statistics.fmean(r.after_rl.values()):.1f}; "
               f"after RL by category {per_category(r.after_rl)}; "
               f"wall {r.wall_s / 60:.1f} min (RL and last eval {r.rl_s / 60:.1f}), "
-              f"peak RSS {r.peak_rss_gb:.2f} GB", flush=True)
+              f"CPU {r.cpu_s / 60:.1f} min, peak RSS {r.peak_rss_gb:.2f} GB", flush=True)
         (out / "seeds.json").write_text(json.dumps(
-            [{"seed": x.seed, "wall_s": x.wall_s, "rl_s": x.rl_s,
+            [{"seed": x.seed, "wall_s": x.wall_s, "rl_s": x.rl_s, "cpu_s": x.cpu_s,
               "peak_rss_gb": x.peak_rss_gb, "after_sft": x.after_sft,
               "after_rl": x.after_rl} for x in runs], indent=1))
     sft = [non_live_ast(r.after_sft) for r in runs]

@@ -140,7 +140,7 @@ def _run_bfcl(args: argparse.Namespace, out: TextIO) -> int:
     try:
         model_dir, _, groups = sample_checkpoint(
             args.data, overrides + list(args.overrides),
-            lambda f: f.tasks_per_category(args.split, args.tasks_per_category, args.seed),
+            lambda f: f.tasks_per_category(args.split, args.tasks_per_category),
             args.k, args.temperature, args.seed)
     except (ConfigError, ValueError, FileNotFoundError) as exc:
         sys.stderr.write(f"tracerl eval: {exc}\n")

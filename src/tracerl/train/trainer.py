@@ -34,7 +34,7 @@ from tracerl.train.async_loop import AsyncRL, start_async
 from tracerl.train.config import TrainConfig
 from tracerl.train.configlib import ConfigError
 from tracerl.train.dpo import run_dpo_stage
-from tracerl.train.evaluate import EvalResult, evaluate_policy
+from tracerl.train.evaluate import EvalResult, evaluate_policy, heldout_tasks
 from tracerl.train.loggers import MetricsLog, read_metrics
 from tracerl.train.malloc import map_large_blocks
 from tracerl.train.methods import needs_reference
@@ -156,7 +156,7 @@ class Trainer:
         self._warn_episode_length()
         self.renderer = ChatRenderer(self.policy.tokenizer)
         self.runner = build_runner(config, self.policy, self.family, self.sampler)
-        self.heldout = self.family.tasks("heldout", config.eval.tasks, seed=config.seed)
+        self.heldout = heldout_tasks(self.family, config.eval.tasks, config.seed)
         self.log = MetricsLog.for_run(config, self.run_dir,
                                       resume_step=self.state.rl_step if latest else None)
         self.tracer: Tracer | OffloadedTracer | None = None

@@ -44,10 +44,19 @@ def test_train_holds_only_demonstrable_entries(family):
 
 
 def test_tasks_per_category_and_bad_names(family):
-    tasks = family.tasks_per_category("heldout", 3, 0)
+    tasks = family.tasks_per_category("heldout", 3)
     cats = [t.metadata["category"] for t in tasks]
     assert cats == sorted(cats, key=list(family.categories).index)
     assert all(cats.count(c) <= 3 for c in set(cats))
+    # the trainer's held-out set: the same ids whatever the seed, spread over categories,
+    # and the first of what `tracerl eval --tasks-per-category` scores
+    n = 2 * len(set(cats)) + 1
+    chosen = family.eval_tasks("heldout", n)
+    assert len(chosen) == n and {t.id for t in chosen} <= {
+        t.id for t in family.tasks_per_category("heldout", 3)}
+    shares = [c for c in (t.metadata["category"] for t in chosen)]
+    assert sorted({shares.count(c) for c in set(shares)}) == [2, 3]
+    assert len(family.eval_tasks("heldout", 10**6)) == len(family.entries("heldout"))
     assert family.tasks("train", 5, 1) == family.tasks("train", 5, 1)
     with pytest.raises(ValueError, match="unknown category"):
         expand_categories(["simple_java"])

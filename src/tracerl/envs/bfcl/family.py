@@ -81,17 +81,37 @@ class BfclFamily:
         chosen = rng.sample(pool, n) if n <= len(pool) else [rng.choice(pool) for _ in range(n)]
         return [task_of(e) for e in chosen]
 
-    def tasks_per_category(self, split: str, n: int, seed: int) -> list[Task]:
+    def _fixed_order(self, split: str, category: str) -> list[BfclEntry]:
+        """The split's entries of `category` in a fixed shuffled order (not the run's
+        seed: every run and every `tracerl eval` reads the same ids first)."""
+        pool = [e for e in self.entries(split) if e.category == category]
+        random.Random(f"bfcl/{split}/{category}").shuffle(pool)
+        return pool
+
+    def tasks_per_category(self, split: str, n: int) -> list[Task]:
         """Up to `n` distinct tasks of `split` from each category (0 = all of them), in
-        category order: what a BFCL-style report scores."""
-        out = []
-        for category in self.categories:
-            pool = [e for e in self.entries(split) if e.category == category]
-            if n and n < len(pool):
-                pool = random.Random(f"bfcl/{split}/{category}/{seed}").sample(pool, n)
-            out.extend(task_of(e) for e in pool)
+        category order, the first of each category's fixed order: what a BFCL-style
+        report scores."""
+        out = [task_of(e) for category in self.categories
+               for e in self._fixed_order(split, category)[:n or None]]
         if not out:
             raise ValueError(f"bfcl: the {split} split of {list(self.categories)} is empty")
+        return out
+
+    def eval_tasks(self, split: str, n: int) -> list[Task]:
+        """`n` held-out tasks spread evenly over the categories (the first of each
+        category's fixed order, as `tasks_per_category` takes them), whatever the run's
+        seed, so runs of different seeds and `tracerl eval --tasks-per-category` score
+        the same ids; every id of the split when `n` covers it. A category with fewer
+        ids than its share gives what it has."""
+        pool = self.entries(split)
+        if n >= len(pool):
+            return [task_of(e) for e in pool]
+        present = [c for c in self.categories if any(e.category == c for e in pool)]
+        out = []
+        for i, category in enumerate(present):
+            share = n // len(present) + (1 if i < n % len(present) else 0)
+            out.extend(task_of(e) for e in self._fixed_order(split, category)[:share])
         return out
 
     def make_env(self) -> BfclEnv:
