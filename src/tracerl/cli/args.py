@@ -196,6 +196,13 @@ def add_scan_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="one JSON object per finding (source, scanner, kind, start, "
                              "end, score, detail)")
+    parser.add_argument("--as", dest="target", choices=("observation", "prompt"),
+                        help="decide as the Guard does for this kind of text, with its "
+                             "default rules and thresholds for that source (observation: "
+                             "a tool's output or a retrieved document; prompt: a user "
+                             "message): one line per input with the action and the "
+                             "findings that triggered it; exit 1 if any input is blocked "
+                             "or flagged. --scanners and --min-score do not apply")
 
 
 def _add_trace_filters(p: argparse.ArgumentParser, limit: bool = True) -> None:

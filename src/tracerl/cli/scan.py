@@ -1,7 +1,9 @@
 """`tracerl scan`: run the guard's scanners over files or standard input.
 
 Arguments: `tracerl.cli.args`. Exit status as grep's: 0 nothing found at or above
-`--min-score`, 1 something found, 2 the input or the options were wrong.
+`--min-score`, 1 something found, 2 the input or the options were wrong. With `--as
+observation|prompt`, the Guard's decision for that kind of text instead (its rules and
+per-source thresholds, tracerl.guard.config): 1 when any input is blocked or flagged.
 """
 
 from __future__ import annotations
@@ -40,8 +42,40 @@ def _line(source: str, f: Finding) -> str:
     return f"{source}:{f.start}-{f.end}  {f.scanner}/{f.kind}  {f.score:.2f}{detail}"
 
 
+def decide(args: argparse.Namespace) -> int:
+    """`--as observation|prompt`: the Guard's decision per input (its default rules)."""
+    from tracerl.guard.decision import describe
+    from tracerl.guard.pipeline import Guard
+
+    if args.scanners or args.min_score != 0.5:
+        print("tracerl scan: --as decides with the Guard's rules; --scanners and "
+              "--min-score do not apply", file=sys.stderr)
+        return 2
+    guard = Guard()
+    check = guard.check_prompt if args.target == "prompt" else guard.check_observation
+    triggered = 0
+    try:
+        for source, text in texts(args.paths, args.lines):
+            d = check(text)
+            triggered += d.triggered
+            if args.json:
+                print(json.dumps({"source": source, "target": d.target,
+                                  "action": d.action.value, "reason": d.reason,
+                                  "findings": [asdict(f) for f in d.findings],
+                                  "errors": list(d.errors)}, ensure_ascii=False))
+            else:
+                why = describe(d.findings) if d.findings else "nothing found"
+                print(f"{source}  {d.action.value}  {why}")
+    except OSError as exc:
+        print(f"tracerl scan: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+    return 1 if triggered else 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Print each finding at or above --min-score; see the module for the exit status."""
+    if getattr(args, "target", None):
+        return decide(args)
     names = [s.strip() for s in args.scanners.split(",") if s.strip()] if args.scanners else None
     try:
         scanners = resolve(names)
