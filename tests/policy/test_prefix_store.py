@@ -132,21 +132,42 @@ def test_the_store_matches_the_longest_prefix_and_stays_within_its_bytes():
     per_position = 3 * 2 * 2 * 4 * 4  # layers x (k, v) x heads x head_dim x float32
     store = PrefixStore(max_bytes=100 * per_position)
     a = list(range(40))
-    store.put(a, _layers(40))
+    store.begin_call()
+    assert store.put(a, _layers(40))
     assert store.match(a + [99, 98]) == (40, tuple(a))
     assert store.match(a[:MIN_REUSE - 1] + [7] * 30) == (0, None)  # too short to pay
     n, key = store.match(a[:30] + [7] * 30)
     assert n == 30 and [k.shape[1] for k, _ in store.get(key, n)] == [30, 30, 30]
     longer = a + list(range(100, 120))
-    store.put(longer, _layers(60), extends=tuple(a))
+    assert store.put(longer, _layers(60), extends=tuple(a))
     assert len(store) == 1 and store.nbytes == 60 * per_position  # the old entry went
-    store.put(list(range(500, 550)), _layers(50))
+    store.begin_call()
+    assert store.put(list(range(500, 550)), _layers(50))
     assert len(store) == 1 and store.match(longer) == (0, None)  # LRU out at 110 > 100
-    store.put(list(range(1000, 1200)), _layers(200))  # larger than the whole store
+    assert not store.put(list(range(1000, 1200)), _layers(200))  # larger than the store
     assert len(store) == 1
     store.clear()
     assert len(store) == 0 and store.nbytes == 0
 
+
+def test_a_call_that_does_not_fit_keeps_what_it_stored_first():
+    """Contexts of one call that need more room than the store has: the first stay and
+    the rest are not stored (evicting them for each other would leave nothing for the
+    next call), while a later call may evict what earlier calls used."""
+    per_position = 3 * 2 * 2 * 4 * 4
+    store = PrefixStore(max_bytes=100 * per_position)
+    rows = [list(range(1000 * i, 1000 * i + 40)) for i in range(4)]
+    store.begin_call()
+    stored = [store.put(r, _layers(40)) for r in rows]
+    assert stored == [True, True, False, False]
+    store.begin_call()  # the next turn: the first two extend themselves, the rest miss
+    for r in rows[:2]:
+        n, key = store.match(r + [1, 2, 3])
+        assert n == 40 and store.put(r + [1, 2], _layers(42), extends=key)
+    assert [store.match(r + [1, 2, 5])[0] for r in rows] == [42, 42, 0, 0]
+    store.begin_call()  # a new call with other contexts may evict the old ones
+    assert store.put(list(range(9000, 9090)), _layers(90))
+    assert len(store) == 1
 
 
 def test_the_config_sizes_the_runs_store(tiny_policy):

@@ -131,3 +131,24 @@ def test_a_failing_batch_falls_back_to_one_by_one_and_contains_the_failure(tiny_
     assert [t.outcome_reward for t in trajs] == [0.5, None] * 2
     assert runner.stats.reward_errors == 2 and runner.stats.unjudged == 2
     assert any("checker went away" in e for e in runner.stats.errors)
+
+
+def test_the_sampler_keeps_contexts_between_turns_and_lets_go_after_the_batch(tiny_policy):
+    """The prefix store serves the batch's later turns (episodes of two turns and more,
+    one sample per task as in an evaluation) and is empty once the batch's episodes are
+    over: its memory is the update's."""
+    fam = CalcFamily(calls=2)
+    runner = _runner(tiny_policy, fam.make_env, fam.reward, group_size=1)
+    store = runner.sampler.prefix_store
+    kept = []
+    generate = runner.sampler.generate
+
+    def spy(contexts, params, budgets=None):
+        kept.append(len(store))
+        return generate(contexts, params, budgets)
+
+    runner.sampler.generate = spy
+    groups = runner.run(fam.tasks("train", 4, seed=0))
+    assert max(len(t.turns) for g in groups for t in g.trajectories) >= 2
+    assert kept[0] == 0 and max(kept[1:]) > 0 and store.reused_tokens > 0
+    assert len(store) == 0 and store.nbytes == 0

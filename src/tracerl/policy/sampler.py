@@ -24,6 +24,7 @@ recomputes (behaviour logprobs for importance ratios).
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
@@ -33,12 +34,9 @@ from transformers.cache_utils import Cache
 from tracerl.policy.kv_cache import growing_cache
 from tracerl.policy.prefix import PrefixPlan, plan_prefixes
 from tracerl.policy.prefix_store import PrefixStore
+from tracerl.policy.sampler_settings import PREFIX_CACHE_MB
 from tracerl.policy.sampling import Sample, SamplingParams
 from tracerl.policy.weights import load_named
-
-PREFIX_CACHE_MB = 1024
-"""Default bound of the prefix store: about 23,000 positions of SmolLM2-135M's keys and
-values (46 KB each in float32), the prompts of 40 BFCL tasks."""
 
 TokenCallback = Callable[[int, int, float], None]
 """`(row, token id, logprob)`, called as each token is sampled."""
@@ -198,6 +196,10 @@ class TransformersSampler:
         tensors into this sampler's model, between two `generate` calls."""
         load_named(self.model, weights)
 
+    def release_contexts(self) -> None:
+        """Forget the stored contexts (tracerl.policy.sampling.KeepsContexts)."""
+        self.prefix_store.clear()
+
     @torch.no_grad()
     def generate(self, contexts: list[list[int]], params: SamplingParams,
                  budgets: list[int] | None = None,
@@ -214,6 +216,7 @@ class TransformersSampler:
                              "TransformersSampler(model, pad_id, tokenizer=...)")
         budgets = budgets or [params.max_new_tokens] * len(contexts)
         device = next(self.model.parameters()).device
+        self.prefix_store.begin_call()
         step = self.max_rows or len(contexts)
         was_training = self.model.training
         self.model.eval()
@@ -253,9 +256,10 @@ class TransformersSampler:
         per cluster, its cache rows are repeated for the cluster's members, and the
         suffix pass runs each row's remainder, left-padded so every row ends in the
         last column (padding in the middle is masked; positions stay contiguous). A row
-        whose context extends a stored one at least as far (the prefix store: the last
-        turn's context) starts from the stored keys and values instead, and every row's
-        context is stored for the next call."""
+        whose context extends a stored one (the prefix store: the last turn's context)
+        at least as far as its cluster's prefix, or whose cluster is itself alone, starts
+        from the stored keys and values instead, and every row's context is stored for
+        the next call."""
         plan = plan_prefixes(contexts)
         if any(not p for p in plan.prefixes):  # a one-token context: nothing to share
             cache = growing_cache(spare=decode)
@@ -267,8 +271,11 @@ class TransformersSampler:
         if store.max_bytes:
             store.check(self.model)
             found = [store.match(c[:-1]) for c in contexts]
-        stored = [n >= cut and key is not None
-                  for (n, key), cut in zip(found, plan.cut, strict=True)]
+        members = Counter(plan.cluster)
+        # the store wins where it reaches as far as the row's shared prefix, or where the
+        # row shares its prefix with no other (a lone context's prefix pass is its own)
+        stored = [key is not None and (n >= cut or members[c] == 1)
+                  for (n, key), cut, c in zip(found, plan.cut, plan.cluster, strict=True)]
         base = [n if s else cut for (n, _), cut, s in zip(found, plan.cut, stored, strict=True)]
         suffixes = [c[b:] for c, b in zip(contexts, base, strict=True)]
         spare = max(map(len, suffixes)) + decode

@@ -11,6 +11,11 @@ from typing import Literal
 
 SamplerBackend = Literal["transformers", "vllm"]
 
+PREFIX_CACHE_MB = 2048
+"""Default bound of the transformers sampler's prefix store: about 46,000 positions of
+SmolLM2-135M's keys and values (46 KB each in float32), the contexts of 60 single-turn
+BFCL episodes."""
+
 
 @dataclass(frozen=True)
 class SamplerSettings:
@@ -36,11 +41,12 @@ class SamplerSettings:
     decodes them in consecutive batches of at most this many (0 = all at once). Bounds
     the KV cache, which grows with rows x positions: a held-out evaluation of 64 tasks
     at three turns is the peak of a SmolLM2 run otherwise."""
-    prefix_cache_mb: int = 1024
+    prefix_cache_mb: int = PREFIX_CACHE_MB
     """transformers: memory for the keys and values of contexts already prefilled, kept
     for the next calls, so a turn's prefill starts where the last turn's context ended
     instead of running the prompt again (tracerl.policy.prefix_store; emptied when the
-    weights change; 0 = off). About 46 KB per position on SmolLM2-135M."""
+    weights change and when a rollout batch's episodes are over; 0 = off). About 46 KB
+    per position on SmolLM2-135M: 2 GB holds 60 BFCL single-turn episodes."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.gpu_memory_utilization < 1.0:

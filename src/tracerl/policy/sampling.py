@@ -60,6 +60,16 @@ class Sampler(Protocol):
 
 
 @runtime_checkable
+class KeepsContexts(Protocol):
+    """A Sampler that keeps what it prefilled for the calls that follow (the
+    transformers sampler's prefix store). The rollout runner releases it when a batch's
+    episodes are over: their contexts will not come back, and the memory is the update's."""
+
+    def release_contexts(self) -> None:
+        ...
+
+
+@runtime_checkable
 class WeightSync(Protocol):
     """A Sampler whose weights the learner replaces after each update (async training).
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from tracerl.envs.base import Env, EnvFactory, StepResult, tool_schemas
-from tracerl.policy.sampling import Sample, Sampler, SamplingParams
+from tracerl.policy.sampling import KeepsContexts, Sample, Sampler, SamplingParams
 from tracerl.rewards.base import BatchReward, Reward, reward_fault
 from tracerl.rewards.compose import as_reward
 from tracerl.rollout.config import RolloutConfig
@@ -166,6 +166,8 @@ class RolloutRunner:
                      cfg: RolloutConfig) -> list[Group]:
         while any(ep.live for ep in episodes):
             await self._advance([ep for ep in episodes if ep.live], cfg)
+        if isinstance(self.sampler, KeepsContexts):
+            self.sampler.release_contexts()  # the episodes are over; the memory is the update's
         await asyncio.gather(*(self._close(ep) for ep in episodes))
         self._judge([ep.trajectory for ep in episodes])
         self.stats.trajectories = len(episodes)
