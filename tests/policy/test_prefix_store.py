@@ -158,8 +158,13 @@ def test_a_call_that_does_not_fit_keeps_what_it_stored_first():
     store = PrefixStore(max_bytes=100 * per_position)
     rows = [list(range(1000 * i, 1000 * i + 40)) for i in range(4)]
     store.begin_call()
-    stored = [store.put(r, _layers(40)) for r in rows]
+    room = []
+    stored = []
+    for r in rows:
+        room.append(store.room_for(r, 40 * per_position))
+        stored.append(store.put(r, _layers(40)))
     assert stored == [True, True, False, False]
+    assert room == stored  # asked first, so the sampler copies nothing it cannot keep
     store.begin_call()  # the next turn: the first two extend themselves, the rest miss
     for r in rows[:2]:
         n, key = store.match(r + [1, 2, 3])

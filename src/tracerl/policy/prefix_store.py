@@ -124,18 +124,11 @@ class PrefixStore:
         """Keep `layers` (owned by the store from now on) for `ids`; `extends`, the entry
         it started from, goes if `ids` holds all of it. False (nothing changed) when it
         fits only by evicting what this call uses."""
-        if self.max_bytes == 0:
-            return False
         key = tuple(ids)
         nbytes = sum(k.nbytes + v.nbytes for k, v in layers)
-        replaced = [k for k in (key, extends) if k is not None and k in self._entries
-                    and key[:len(k)] == k]
-        freed = sum(self._entries[k].nbytes for k in set(replaced))
-        evictable = sum(e.nbytes for k, e in self._entries.items()
-                        if e.call < self._call and k not in replaced)
-        if self._bytes - freed - evictable + nbytes > self.max_bytes:
+        if not self.room_for(key, nbytes, extends):
             return False
-        for k in set(replaced):
+        for k in self._replaced(key, extends):
             self._drop(k)
         self._entries[key] = _Entry(np.asarray(key, dtype=np.int64), layers, nbytes,
                                     self._call)
@@ -145,6 +138,25 @@ class PrefixStore:
                 break
             self._drop(k)
         return True
+
+    def room_for(self, ids: Sequence[int], nbytes: int,
+                 extends: tuple[int, ...] | None = None) -> bool:
+        """Whether `put` of `nbytes` for `ids` would keep it (asked before copying the
+        keys and values out of a cache, so a call that will not be stored copies
+        nothing)."""
+        if self.max_bytes == 0:
+            return False
+        replaced = self._replaced(tuple(ids), extends)
+        freed = sum(self._entries[k].nbytes for k in replaced)
+        evictable = sum(e.nbytes for k, e in self._entries.items()
+                        if e.call < self._call and k not in replaced)
+        return self._bytes - freed - evictable + nbytes <= self.max_bytes
+
+    def _replaced(self, key: tuple[int, ...], extends: tuple[int, ...] | None
+                  ) -> set[tuple[int, ...]]:
+        """The entries a put of `key` drops: itself and the one it extends, if held."""
+        return {k for k in (key, extends) if k is not None and k in self._entries
+                and key[:len(k)] == k}
 
     def _drop(self, key: tuple[int, ...]) -> None:
         self._bytes -= self._entries.pop(key).nbytes

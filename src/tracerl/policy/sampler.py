@@ -296,8 +296,11 @@ class TransformersSampler:
         mask = torch.cat([mask, smask], dim=1)  # (B, P+S)
         logits = self._run(sids, mask, positions, cache)
         if store.max_bytes:
+            per_position = sum(2 * layer.keys[0, :, 0].nbytes for layer in cache.layers)
             for row, (context, (_, key)) in enumerate(zip(contexts, found, strict=True)):
                 cols = mask[row].nonzero().squeeze(-1)
+                if not store.room_for(context, len(cols) * per_position, extends=key):
+                    continue
                 store.put(context, [(layer.keys[row][:, cols].clone(),
                                      layer.values[row][:, cols].clone())
                                     for layer in cache.layers], extends=key)

@@ -8,9 +8,10 @@ import pytest
 
 from tracerl.envs.base import check_env
 from tracerl.envs.bfcl.data import ADDED_FUNCTIONS_PROMPT, entry_by_id, load_category
-from tracerl.envs.bfcl.env import RECORDED, BfclEnv
+from tracerl.envs.bfcl.answers import canonical_calls
+from tracerl.envs.bfcl.env import RECORDED, SINGLE_TURN_MAX_ACTIONS, BfclEnv
 from tracerl.envs.bfcl.family import BfclFamily, task_of
-from tracerl.envs.bfcl.hacks import DONE, call_text, play
+from tracerl.envs.bfcl.hacks import BROKEN, DONE, call_text, play
 from tracerl.envs.bfcl.reward import BfclReward, decoded_multi, turn_check, verdict
 from tracerl.envs.registry import FamilyContext, build_family, families
 from tracerl.types import Trajectory, Turn
@@ -93,9 +94,51 @@ def test_single_turn_acknowledges_and_ends_at_the_answer():
     r = step(env, call_text("anything", {}))
     assert r.tool_results[0].error == "unknown_tool" and not r.terminated
     assert step(env, DONE).terminated
-    asyncio.run(env.reset(task))
-    flood = [step(env, call_text("anything", {})).truncated for _ in range(13)]
-    assert flood == [False] * 12 + [True]
+    asyncio.run(env.reset(task))  # a second call can no longer be accepted: cut there
+    assert [step(env, call_text("anything", {})).truncated for _ in range(2)] == [False, True]
+
+
+def test_a_single_turn_episode_is_cut_once_no_continuation_can_be_accepted():
+    parallel = entry_by_id("parallel", "parallel_0")
+    wanted = len(parallel.answer)
+    env = BfclEnv()
+    asyncio.run(env.reset(task_of(parallel)))
+    calls = [step(env, call_text("anything", {})).truncated for _ in range(wanted + 1)]
+    assert calls == [False] * wanted + [True]
+    asyncio.run(env.reset(task_of(parallel)))
+    assert step(env, BROKEN).truncated  # a malformed block: undecodable whatever follows
+    # relevance categories read a malformed block as "no call": only the action cap cuts
+    irrelevance = load_category("irrelevance")[0]
+    asyncio.run(env.reset(task_of(irrelevance)))
+    assert not step(env, BROKEN).truncated
+    flood = [step(env, call_text("anything", {})).truncated
+             for _ in range(SINGLE_TURN_MAX_ACTIONS)]
+    assert flood == [False] * (SINGLE_TURN_MAX_ACTIONS - 1) + [True]
+
+
+def test_the_cut_never_changes_a_verdict(monkeypatch):
+    """Random replies (the accepted calls, repeats, wrong calls, malformed blocks, an
+    answer) judged as the cut env ends them and as an uncut env plays them out."""
+    rng = random.Random(0)
+    entries = [e for c in ("simple_python", "multiple", "parallel", "parallel_multiple",
+                           "irrelevance", "live_relevance") for e in load_category(c)[:25]]
+    # parallel_158 is one whose accepted answer holds the same call twice
+    entries += [entry_by_id("parallel", "parallel_158")]
+    replies = []
+    for entry in entries:
+        answer = [call_text(c.name, c.arguments) for c in canonical_calls(entry.answer)]
+        pool = answer + [call_text("anything", {}), BROKEN] if answer else [
+            call_text(entry.functions[0]["name"], {}), BROKEN]
+        for _ in range(6):
+            picks = [rng.choice(pool) for _ in range(rng.randint(0, 10))]
+            replies.append((entry, [*picks, DONE]))
+        replies.append((entry, [*answer, DONE]))
+        replies.append((entry, [*answer, *answer[:1], DONE]))
+    cut = [verdict(play(entry, actions)) for entry, actions in replies]
+    monkeypatch.setattr(BfclEnv, "_decided", lambda self: False)
+    uncut = [verdict(play(entry, actions)) for entry, actions in replies]
+    assert [v.valid for v in cut] == [v.valid for v in uncut]
+    assert sum(v.valid for v in cut) >= len(entries) - 5  # the accepted answers pass
 
 
 def test_check_env_conformance():

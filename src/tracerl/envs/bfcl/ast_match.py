@@ -232,16 +232,21 @@ def check_parallel(functions: list[dict[str, Any]], output: list[dict[str, Any]]
     return None
 
 
+def wanted_calls(category: str, answers: list[dict[str, Any]]) -> int:
+    """How many calls an accepted reply of an AST category holds: one per accepted call
+    (parallel, multiple), or one (simple)."""
+    return len(answers) if "parallel" in category or "multiple" in category else 1
+
+
 def check_ast(category: str, functions: list[dict[str, Any]], output: list[dict[str, Any]],
               answers: list[dict[str, Any]]) -> Mismatch | None:
     """BFCL's `ast_checker` dispatch by category name."""
     if "parallel" in category:
         return check_parallel(functions, output, answers)
-    if len(output) != len(answers if "multiple" in category else [None]):
+    if len(output) != wanted_calls(category, answers):
         kind = "multiple" if "multiple" in category else "simple"
-        wanted = len(answers) if kind == "multiple" else 1
         return Mismatch(f"{kind}_function_checker:wrong_count",
-                        f"{len(output)} calls; expected {wanted}")
+                        f"{len(output)} calls; expected {wanted_calls(category, answers)}")
     # simple: BFCL checks against the first doc; multiple: against the accepted call's doc
     doc = find_doc(functions, next(iter(answers[0]))) if "multiple" in category else (
         functions[0] if functions else None)
