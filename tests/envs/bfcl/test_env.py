@@ -7,8 +7,8 @@ import random
 import pytest
 
 from tracerl.envs.base import check_env
-from tracerl.envs.bfcl.data import ADDED_FUNCTIONS_PROMPT, entry_by_id, load_category
 from tracerl.envs.bfcl.answers import canonical_calls
+from tracerl.envs.bfcl.data import ADDED_FUNCTIONS_PROMPT, entry_by_id, load_category
 from tracerl.envs.bfcl.env import RECORDED, SINGLE_TURN_MAX_ACTIONS, BfclEnv
 from tracerl.envs.bfcl.family import BfclFamily, task_of
 from tracerl.envs.bfcl.hacks import BROKEN, DONE, call_text, play
