@@ -100,7 +100,7 @@ class ObservationRules:
     """Invisible and bidirectional-control characters."""
 
 
-PROMPT_MIN_SCORE = 0.335
+PROMPT_MIN_SCORE = 0.312
 """The detector probability at which a user message is flagged: the shipped detector's
 `prompt_p` (guard_training/guard_model/train_mil.py `--real` calibrates both)."""
 
