@@ -16,10 +16,8 @@ Sources trained on leave out what a held-out source holds (the same text, and fo
 attacks a near copy: real.near_copies), and a held-out attack source leaves out near
 copies of trained attacks (build.py).
 
-The committed data/ is what the shipped weights were trained on, except the sources added
-after them (debian-handbook, gnome-user-docs, the benign halves of agent-redteam and
-bastioncorpus, agentdojo, agent-redteam, spikee, bastioncorpus, inspect-evals,
-deepset-injections), which no weights have seen yet. A rebuild gives the same items only
+The committed data/ is what the shipped weights were trained on (the second round of
+sources, debian-handbook to deepset-injections, included). A rebuild gives the same items only
 where the inputs are pinned (the attack wheels and Debian documentation packages,
 Debian's files on the same image); the venv's packages, npm's current versions and the
 output of commands (ps, df, git log) change with the machine and the day.
