@@ -65,7 +65,9 @@ def test_guard_decisions_become_guardrail_records():
     (record,) = guardrail_records(traj)
     assert record.decision is r.tool_results[0].guard[0] and record.turn_index == 0
     assert record.decision.blocked and record.decision.target == "tool_call"
-    assert record.decision.findings[0].scanner == "code_injection"
+    # the download-and-run is code_injection's; the jailbreak detector may also score the
+    # command (0.53 with the issue-31 retrain), which does not change what blocked it
+    assert "code_injection" in {f.scanner for f in record.decision.findings}
 
 
 def test_user_messages_are_scanned_with_the_prompt_rules_at_reset():
