@@ -243,10 +243,11 @@ def check_ast(category: str, functions: list[dict[str, Any]], output: list[dict[
     """BFCL's `ast_checker` dispatch by category name."""
     if "parallel" in category:
         return check_parallel(functions, output, answers)
-    if len(output) != wanted_calls(category, answers):
+    wanted = wanted_calls(category, answers)
+    if len(output) != wanted:
         kind = "multiple" if "multiple" in category else "simple"
         return Mismatch(f"{kind}_function_checker:wrong_count",
-                        f"{len(output)} calls; expected {wanted_calls(category, answers)}")
+                        f"{len(output)} calls; expected {wanted}")
     # simple: BFCL checks against the first doc; multiple: against the accepted call's doc
     doc = find_doc(functions, next(iter(answers[0]))) if "multiple" in category else (
         functions[0] if functions else None)

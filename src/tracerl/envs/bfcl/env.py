@@ -187,7 +187,7 @@ class BfclEnv:
         entry = self.entry
         if entry is None or entry.multi_turn or is_relevance(entry.category):
             return False
-        return self.malformed or self.calls > wanted_calls(entry.category, list(entry.answer))
+        return self.malformed or self.calls > wanted_calls(entry.category, entry.answer)
 
     def _end_turn(self) -> StepResult:
         assert self.entry is not None
