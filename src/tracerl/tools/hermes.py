@@ -103,6 +103,13 @@ def format_tool_call(call: ToolCall) -> str:
     return f"{OPEN}{body}{CLOSE}"
 
 
+def format_tool_call_list(calls: Sequence[ToolCall]) -> str:
+    """Several calls as one block in SmolLM2's list form, `<tool_call>[{...}, ...]</tool_call>`
+    (parsed back call by call, ids in order)."""
+    body = json.dumps([{"name": c.name, "arguments": c.arguments} for c in calls])
+    return f"{OPEN}{body}{CLOSE}"
+
+
 def describe_tools(schemas: Sequence[Mapping[str, Any]]) -> str:
     """The default tool prompt for `schemas` (OpenAI function-calling JSON schemas),
     worded like the Hermes / Qwen2.5 templates that models are tuned on."""

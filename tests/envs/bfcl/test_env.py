@@ -148,9 +148,10 @@ def test_check_env_conformance():
     asyncio.run(check_env(family.make_env, task, [DONE] * turns))
 
 
-def test_demonstrations_replay_through_the_env_to_full_reward():
-    family = BfclFamily(("simple_python", "parallel", "irrelevance", "multi_turn_miss_func",
-                         "multi_turn_miss_param"))
+@pytest.mark.parametrize("form", ["one_per_action", "one_reply"])
+def test_demonstrations_replay_through_the_env_to_full_reward(form):
+    family = BfclFamily(("simple_python", "parallel", "parallel_multiple", "irrelevance",
+                         "multi_turn_miss_func", "multi_turn_miss_param"), demo_format=form)
     reward = BfclReward()
     for task in family.tasks("train", 12, seed=3):
         demo = family.demonstration(task, random.Random(0))
@@ -159,6 +160,27 @@ def test_demonstrations_replay_through_the_env_to_full_reward():
         observed = [o.content for t in traj.turns for o in t.observations]
         assert observed == [m.content for m in demo if m.role != "assistant"], task.id
         assert reward(traj) == 1.0, (task.id, verdict(traj))
+
+
+def test_one_reply_demonstrations_make_every_single_turn_call_in_one_action():
+    entry = entry_by_id("parallel_multiple", "parallel_multiple_0")
+    wanted = [c.name for c in canonical_calls(entry.answer)]
+    assert len(wanted) > 1
+    per_action = BfclFamily(("parallel_multiple",)).demonstration(task_of(entry), None)
+    one = BfclFamily(("parallel_multiple",), demo_format="one_reply").demonstration(
+        task_of(entry), None)
+    replies = [m for m in one if m.role == "assistant"]
+    assert [c.name for c in replies[0].tool_calls] == wanted
+    assert replies[0].content.startswith("<tool_call>[{") and replies[1].content == DONE
+    assert [m.content for m in one if m.role == "tool"] == \
+        [m.content for m in per_action if m.role == "tool"]
+    assert len([m for m in per_action if m.role == "assistant"]) == len(wanted) + 1
+    # multi-turn demonstrations keep one call per action (a call may need the last result)
+    mt = task_of(entry_by_id("multi_turn_base", "multi_turn_base_0"))
+    assert BfclFamily(("multi_turn_base",), demo_format="one_reply").demonstration(mt, None) \
+        == BfclFamily(("multi_turn_base",)).demonstration(mt, None)
+    with pytest.raises(ValueError, match="demo_format must be one of"):
+        BfclFamily(("simple_python",), demo_format="all_at_once")
 
 
 def test_turn_check_gives_per_user_turn_credit():

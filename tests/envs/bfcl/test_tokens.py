@@ -10,13 +10,13 @@ from tracerl.rollout.demos import episode_openings, trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
 from tracerl.rollout.runner import RolloutConfig, RolloutRunner
 
+REAL = [pytest.param(n, marks=pytest.mark.slow) for n in ("smollm2", "gemma3")]
 
-@pytest.mark.parametrize("name", ["tiny", pytest.param("smollm2", marks=pytest.mark.slow)])
-def test_multi_turn_rollouts_render_exactly(chat_tokenizer, oracle_sampler, name):
-    tok = chat_tokenizer(name)
+
+def _render_exactly(tok, oracle_sampler, family, tasks):
+    """Roll the tasks' demonstrations through the runner; returns the trajectories after
+    checking each against the template's rendering and the demonstration's own ids."""
     renderer = ChatRenderer(tok)
-    family = BfclFamily(("multi_turn_miss_func",))
-    tasks = family.tasks("train", 2, 0)
     config = RolloutConfig(group_size=1, max_turns=80, max_turn_tokens=4096,
                            max_response_tokens=200_000)
     runner = RolloutRunner(oracle_sampler(tok, family, tasks), renderer, (), family.make_env,
@@ -31,5 +31,32 @@ def test_multi_turn_rollouts_render_exactly(chat_tokenizer, oracle_sampler, name
                                         family.demonstration(task, random.Random(0)), tools)
         assert demo.token_ids() == traj.token_ids()
         assert demo.loss_mask() == traj.loss_mask()
+    return rolled
+
+
+@pytest.mark.parametrize("name", ["tiny", *REAL])
+@pytest.mark.parametrize("form", ["one_per_action", "one_reply"])
+def test_single_turn_rollouts_render_exactly(chat_tokenizer, oracle_sampler, name, form):
+    tok = chat_tokenizer(name)
+    family = BfclFamily(("parallel_multiple",), demo_format=form)
+    # prompts the tokenizer keeps as they are (the tiny one's characters are few; the
+    # oracle finds its task by the prompt's text)
+    tasks = [t for t in family.tasks("train", 20, 0) if tok.decode(
+        tok.encode(t.messages[0].content, add_special_tokens=False)) == t.messages[0].content]
+    rolled = _render_exactly(tok, oracle_sampler, family, tasks[:2])
+    per_action = [len(t.tool_calls) for traj in rolled for t in traj.turns if t.tool_calls]
+    if form == "one_per_action":
+        assert set(per_action) == {1}
+    else:  # one action per episode holds all of its calls (parallel_multiple: 2 or more)
+        assert len(per_action) == 2 and min(per_action) >= 2
+
+
+@pytest.mark.parametrize("name", ["tiny", *REAL])
+def test_multi_turn_rollouts_render_exactly(chat_tokenizer, oracle_sampler, name):
+    tok = chat_tokenizer(name)
+    family = BfclFamily(("multi_turn_miss_func",))
+    tasks = family.tasks("train", 2, 0)
+    rolled = _render_exactly(tok, oracle_sampler, family, tasks)
+    for traj in rolled:
         users = [m for t in traj.turns for m in t.observations if m.role == "user"]
         assert any("I have updated some more functions" in m.content for m in users)

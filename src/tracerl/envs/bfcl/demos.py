@@ -7,11 +7,18 @@ tool message is exactly what BfclEnv answers, and each user turn ends with a sho
 answer without a call (which is what moves BFCL's loop to the next turn). A user turn
 whose ground truth is empty (irrelevance, and the turns of miss_func / miss_param that
 cannot be done yet) is answered in prose.
+
+`DemoFormat` "one_reply" writes a single-turn answer as BFCL's models give it: every
+call in one action, as one block in SmolLM2's list form (`<tool_call>[{...}, {...}]
+</tool_call>`, a single call too), so how many calls to make is decided in one place of
+one reply instead of after each acknowledgement. Multi-turn demonstrations stay one call
+per action in both formats: there a later call may need an earlier call's result.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import Literal
 
 from tracerl.envs.bfcl.answers import as_tool_call, canonical_calls, decoded
 from tracerl.envs.bfcl.calls import format_call
@@ -19,9 +26,11 @@ from tracerl.envs.bfcl.check import check_multi_turn, check_single_turn
 from tracerl.envs.bfcl.data import BfclEntry, entry_by_id, is_relevance
 from tracerl.envs.bfcl.env import offered_schemas, run_call, turn_messages
 from tracerl.envs.bfcl.simulators import Simulation
-from tracerl.tools.hermes import format_tool_call
+from tracerl.tools.hermes import format_tool_call, format_tool_call_list
 from tracerl.types import Message, ToolResult
 
+DemoFormat = Literal["one_per_action", "one_reply"]
+DEMO_FORMATS: tuple[DemoFormat, ...] = ("one_per_action", "one_reply")
 DONE = "Done."
 CANNOT = "I cannot do that with the functions and information I have."
 
@@ -65,13 +74,23 @@ def _call_messages(result: ToolResult) -> list[Message]:
             Message("tool", result.content, tool_call_id=call.id, name=call.name)]
 
 
-def _continuation(entry: BfclEntry) -> list[Message]:
+def _one_reply(results: list[ToolResult]) -> list[Message]:
+    calls = tuple(r.call for r in results)
+    return [Message("assistant", format_tool_call_list(calls), tool_calls=calls),
+            *(Message("tool", r.content, tool_call_id=r.call.id, name=r.call.name)
+              for r in results)]
+
+
+def _continuation(entry: BfclEntry, form: DemoFormat = "one_per_action") -> list[Message]:
     if not entry.multi_turn:
         calls = canonical_calls(entry.answer)
         if not calls:
             return [Message("assistant", CANNOT)]
         offered = offered_schemas(entry, 0)
-        out = [m for c in calls for m in _call_messages(run_call(offered, None, c))]
+        results = [run_call(offered, None, c) for c in calls]
+        if form == "one_reply":
+            return [*_one_reply(results), Message("assistant", DONE)]
+        out = [m for r in results for m in _call_messages(r)]
         return [*out, Message("assistant", DONE)]
     simulation = Simulation.for_entry(entry.raw)
     out: list[Message] = []
@@ -86,8 +105,11 @@ def _continuation(entry: BfclEntry) -> list[Message]:
     return out
 
 
-def demonstration(entry: BfclEntry) -> list[Message]:
-    """The oracle continuation of the entry's prompt (assistant, tool and user messages)."""
+def demonstration(entry: BfclEntry, form: DemoFormat = "one_per_action") -> list[Message]:
+    """The oracle continuation of the entry's prompt (assistant, tool and user messages),
+    single-turn calls written in `form` (module docstring)."""
+    if form not in DEMO_FORMATS:
+        raise ValueError(f"bfcl: demo format must be one of {DEMO_FORMATS}, got {form!r}")
     if not demonstrable(entry):
         raise ValueError(f"bfcl {entry.id}: no demonstrable answer (not in the train split)")
-    return _continuation(entry)
+    return _continuation(entry, form)

@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 
 from tracerl.envs.bfcl.data import BfclEntry, expand_categories, load_entries
-from tracerl.envs.bfcl.demos import demonstrable, demonstration
+from tracerl.envs.bfcl.demos import DEMO_FORMATS, DemoFormat, demonstrable, demonstration
 from tracerl.envs.bfcl.env import MAX_STEPS_PER_TURN, BfclEnv, entry_of, opening_messages
 from tracerl.envs.bfcl.reward import BfclReward, turn_check
 from tracerl.envs.bfcl.split import HELDOUT_FRACTION, SIDES, UNSEEN_CLASSES, side
@@ -42,10 +42,14 @@ class BfclFamily:
     unseen_classes: tuple[str, ...] = UNSEEN_CLASSES
     max_steps_per_turn: int = MAX_STEPS_PER_TURN
     call_timeout_s: float = 5.0
+    demo_format: DemoFormat = "one_per_action"
     name: str = "bfcl"
     splits: dict[str, list[BfclEntry]] = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.demo_format not in DEMO_FORMATS:
+            raise ValueError(f"bfcl: demo_format must be one of {DEMO_FORMATS}, got "
+                             f"{self.demo_format!r}")
         if not 0.0 < self.heldout_fraction < 1.0:
             raise ValueError(f"bfcl: heldout_fraction must be in (0, 1), got "
                              f"{self.heldout_fraction}")
@@ -119,7 +123,7 @@ class BfclFamily:
                        call_timeout_s=self.call_timeout_s)
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
-        return demonstration(entry_of(task))
+        return demonstration(entry_of(task), self.demo_format)
 
     def subgoal(self, trajectory: Trajectory, turn_index: int) -> float | None:
         """BFCL's check of the user turn this action belongs to (credit.evaluator=subgoal)."""
@@ -138,6 +142,9 @@ class BfclConfig:
     """Multi-turn API classes kept out of training (the unseen_api split)."""
     max_steps_per_turn: int = MAX_STEPS_PER_TURN
     """Actions with calls allowed in one user turn before the episode is cut (BFCL: 20)."""
+    demo_format: DemoFormat = "one_per_action"
+    """SFT demonstrations of single-turn ids: one call per action, or every call in one
+    reply as a JSON list in one block (one_reply; docs/bfcl.md)."""
 
 
 @register_family("bfcl", BfclConfig)
@@ -146,4 +153,4 @@ def build_bfcl(section: BfclConfig, context: FamilyContext) -> BfclFamily:
     (task.tool_timeout_s limits each simulator call)."""
     return BfclFamily(tuple(section.categories), section.heldout_fraction,
                       tuple(section.unseen_classes), section.max_steps_per_turn,
-                      call_timeout_s=context.tool_timeout_s)
+                      call_timeout_s=context.tool_timeout_s, demo_format=section.demo_format)
