@@ -85,7 +85,9 @@ SMOLLM2_PRESET: Mapping[str, Any] = {
 }
 """`model=smollm2-135m` on its own: measured on `calc` (docs/benchmarks.md, "Pretrained
 models"), seeds 0-2: held-out success 0.55 / 0.20 / 0.58 after SFT -> 0.91 / 0.97 / 0.91
-after 10 RL steps, 7.2-9.0 min and at most 3.78 GB each on the 2-core machine."""
+after 10 RL steps, 7.2-9.0 min and at most 3.78 GB each on a 2-core host with bfloat16
+arithmetic (a bfloat16 base). On an AVX2-only host `dtype=auto` loads float32: 13-14 min
+and 4.7-5.0 GB with two SFT epochs (docs/benchmarks.md, "SmolLM2's SFT start")."""
 
 GEMMA3_PRESET: Mapping[str, Any] = {
     **SMOLLM2_PRESET,
