@@ -68,17 +68,20 @@ def _replayed_turns(entry: BfclEntry, messages: list[Message]) -> list[list[list
     return turns[:len(entry.turns)]
 
 
+def _tool_message(result: ToolResult) -> Message:
+    return Message("tool", result.content, tool_call_id=result.call.id, name=result.call.name)
+
+
 def _call_messages(result: ToolResult) -> list[Message]:
     call = result.call
     return [Message("assistant", format_tool_call(call), tool_calls=(call,)),
-            Message("tool", result.content, tool_call_id=call.id, name=call.name)]
+            _tool_message(result)]
 
 
 def _one_reply(results: list[ToolResult]) -> list[Message]:
     calls = tuple(r.call for r in results)
     return [Message("assistant", format_tool_call_list(calls), tool_calls=calls),
-            *(Message("tool", r.content, tool_call_id=r.call.id, name=r.call.name)
-              for r in results)]
+            *map(_tool_message, results)]
 
 
 def _continuation(entry: BfclEntry, form: DemoFormat = "one_per_action") -> list[Message]:
@@ -108,8 +111,6 @@ def _continuation(entry: BfclEntry, form: DemoFormat = "one_per_action") -> list
 def demonstration(entry: BfclEntry, form: DemoFormat = "one_per_action") -> list[Message]:
     """The oracle continuation of the entry's prompt (assistant, tool and user messages),
     single-turn calls written in `form` (module docstring)."""
-    if form not in DEMO_FORMATS:
-        raise ValueError(f"bfcl: demo format must be one of {DEMO_FORMATS}, got {form!r}")
     if not demonstrable(entry):
         raise ValueError(f"bfcl {entry.id}: no demonstrable answer (not in the train split)")
     return _continuation(entry, form)
