@@ -100,6 +100,7 @@ class OffloadedTracer:
                                       stdout=subprocess.PIPE, close_fds=True)
         self._pending: queue.Queue[bytes | None] = queue.Queue(MAX_PENDING)
         self._lock = threading.Lock()
+        self._death_lock = threading.Lock()
         self._sent = 0
         self._written = 0
         """Frames the feeder has written to the child (the config frame included)."""
@@ -221,12 +222,16 @@ class OffloadedTracer:
             return reply
 
     def _died(self, why: str) -> None:
-        if self._dead:
-            return
-        self._dead = True
-        log.error("tracing process failed (%s); %d trajectories not confirmed are counted "
-                  "as failures, the rest are traced in-process", why,
-                  self._sent - self._confirmed)
+        """Record the child's death once, whichever thread (feeder or reader) sees it
+        first. The error is logged before `_dead` is set: a thread that sees `_dead` knows
+        the failure is already reported."""
+        with self._death_lock:
+            if self._dead:
+                return
+            log.error("tracing process failed (%s); %d trajectories not confirmed are "
+                      "counted as failures, the rest are traced in-process", why,
+                      self._sent - self._confirmed)
+            self._dead = True
 
     def _in_process(self) -> Tracer:
         if self._fallback is None:
