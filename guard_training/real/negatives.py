@@ -286,7 +286,25 @@ def tool_outputs(python: str = sys.executable) -> Iterator[Pair]:
 DEBS = {
     "debian-handbook": "11.20220922",
     "gnome-user-docs": "43.0-2",
+    # GNOME applications' own help (gnome-app-help; gnome-user-docs is held out)
+    "baobab": "43.0-1",
+    "eog": "43.2-1+deb12u1",
+    "evince-common": "43.1-2+deb12u1",
+    "file-roller": "43.0-1",
+    "gedit-common": "44.2-1",
+    "gnome-calculator": "1:43.0.1-2",
+    "gnome-clocks": "43.0-1",
+    "gnome-mines": "1:40.1-1",
+    "gnome-system-monitor": "42.0-2",
+    "gnome-terminal-data": "3.46.8-1",
+    "seahorse": "43.0-1",
+    "simple-scan": "42.5-2",
+    "totem-common": "43.0-2",
+    "zenity-common": "3.44.0-1",
 }
+APP_HELP = ("baobab", "eog", "evince-common", "file-roller", "gedit-common",
+            "gnome-calculator", "gnome-clocks", "gnome-mines", "gnome-system-monitor",
+            "gnome-terminal-data", "seahorse", "simple-scan", "totem-common", "zenity-common")
 
 
 def fetch_deb(name: str, cache: Path) -> Path:
@@ -294,7 +312,7 @@ def fetch_deb(name: str, cache: Path) -> Path:
     is installed)."""
     cache.mkdir(parents=True, exist_ok=True)
     version = DEBS[name]
-    pattern = f"{name}_{version.split(':')[-1]}_*.deb"
+    pattern = f"{name}_*{version.split(':')[-1]}_*.deb"  # an epoch is written 1%3a
     found = sorted(cache.glob(pattern))
     if not found:
         subprocess.run(["apt-get", "download", f"{name}={version}"], cwd=cache, check=True,
@@ -387,17 +405,18 @@ class _HandbookParas(HTMLParser):
             self._buf.append(data)
 
 
-def _translations(deb: Path, root: str, depth: int, suffix: str,
+def _translations(debs: Iterable[Path], root: str, depth: int, suffix: str,
                   blocks: Callable[[bytes], list[str]], original: str, per_lang: int,
                   prefix: str) -> Iterator[Pair]:
-    """The blocks of a documentation package's pages (root/<lang>/..., `depth` path parts,
+    """The blocks of documentation packages' pages (root/<lang>/..., `depth` path parts,
     ending in `suffix`) by language, through _per_language; the `original` language is
     only the reference for what a translation left untranslated."""
     paras: dict[str, dict[str, list[str]]] = {}
-    for path, data in deb_files(deb, root):
-        parts = path[len(root):].split("/")
-        if len(parts) == depth and parts[-1].endswith(suffix):
-            paras.setdefault(parts[0], {})["/".join(parts[1:])] = blocks(data)
+    for deb in debs:
+        for path, data in deb_files(deb, root):
+            parts = path[len(root):].split("/")
+            if len(parts) == depth and parts[-1].endswith(suffix):
+                paras.setdefault(parts[0], {})["/".join(parts[1:])] = blocks(data)
     english = {key(p) for page in paras.pop(original).values() for p in page}
     yield from _per_language(paras, english, per_lang, prefix)
 
@@ -411,7 +430,7 @@ def _handbook_paras(data: bytes) -> list[str]:
 def debian_handbook(deb: Path, per_lang: int = 400) -> Iterator[Pair]:
     """Paragraphs of the handbook's translations (html/<lang>/*.html; en-US is the
     original and is left out, and so is every paragraph a translation left in English)."""
-    return _translations(deb, "usr/share/doc/debian-handbook/html/", 2, ".html",
+    return _translations([deb], "usr/share/doc/debian-handbook/html/", 2, ".html",
                          _handbook_paras, "en-US", per_lang, "handbook")
 
 
@@ -456,5 +475,15 @@ def _mallard_blocks(data: bytes) -> list[str]:
 def gnome_help(deb: Path, per_lang: int = 200) -> Iterator[Pair]:
     """Paragraphs of the GNOME help pages (help/<lang>/<document>/*.page; C is the
     original and is left out, and so is every block a translation left in English)."""
-    return _translations(deb, "usr/share/help/", 3, ".page", _mallard_blocks, "C",
+    return _translations([deb], "usr/share/help/", 3, ".page", _mallard_blocks, "C",
                          per_lang, "gnome-help")
+
+
+def gnome_app_help(debs: Iterable[Path], per_lang: int = 300) -> Iterator[Pair]:
+    """Paragraphs and step lists of GNOME applications' own help (help/<lang>/<app>/
+    *.page of the APP_HELP packages: disk usage, image and document viewers, archive
+    manager, editor, calculator, clocks, a game, system monitor, terminal, passwords and
+    keys, scanning, video player, dialogs), C left out as in gnome_help; a page is
+    `<app>/<page>`, so one app's pages in one language are one document each."""
+    return _translations(debs, "usr/share/help/", 3, ".page", _mallard_blocks, "C",
+                         per_lang, "gnome-app-help")

@@ -85,3 +85,21 @@ def test_code_injection_rarely_fires_on_real_manuals_and_changelogs():
     texts = [i.text for s in ("man-translated", "debian-doc") for i in load(s)]
     fired = sum(any(f.score >= 0.5 for f in scan(t, ["code_injection"])) for t in texts)
     assert fired <= 0.002 * len(texts)
+
+
+def test_easyjailbreak_keeps_orders_not_attacker_prompts_or_bare_requests():
+    items = load("easyjailbreak")
+    families = {i.origin.split(":")[1] for i in items}
+    assert families <= {"AutoDAN-a", "Gptfuzzer", "MJP", "DeepInception", "Jailbroken"}
+    texts = [i.text for i in items]
+    assert not any("red teaming assistant" in t for t in texts)  # PAIR / TAP left out
+    assert not any("{query}" in t or "[PROMPT]" in t for t in texts)  # slots filled
+    assert not any(near_copies([t], texts[:n])[0] for n, t in enumerate(texts))
+
+
+def test_gnome_app_help_is_many_apps_in_many_languages_and_not_english():
+    items = load("gnome-app-help")
+    apps = {i.origin.split("/")[1] for i in items}
+    langs = {i.origin.split(":")[1].split("/")[0] for i in items}
+    assert len(apps) >= 12 and len(langs) >= 30 and "C" not in langs
+    assert all(english_share(i.text) < 0.08 for i in items)
