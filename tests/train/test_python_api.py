@@ -58,3 +58,17 @@ def test_sft_without_demonstrations_is_a_clear_error(tmp_path, fresh_tiny_policy
                                                 "stages=[sft]", "sft.demos=4"])
     with pytest.raises(ValueError, match="stages=\\[rl\\]"):
         Trainer(config, family=family, policy=fresh_tiny_policy).run()
+
+
+def test_eval_seed_scores_runs_of_several_seeds_on_the_same_held_out_tasks(
+        tmp_path, fresh_tiny_policy):
+    def heldout(*overrides: str) -> list:
+        config = configlib.load(TrainConfig, None, [f"out_dir={tmp_path}", "name=h", *TINY,
+                                                    "task.family=calc", *overrides])
+        trainer = Trainer(config, policy=fresh_tiny_policy)
+        return [t.messages for t in trainer.heldout]
+
+    assert heldout("seed=1", "eval.seed=0") == heldout("seed=0")
+    assert heldout("seed=1") != heldout("seed=0")
+    with pytest.raises(configlib.ConfigError, match="eval.seed"):
+        configlib.load(TrainConfig, None, ["eval.seed=first"])

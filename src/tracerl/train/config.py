@@ -152,6 +152,9 @@ class EvalConfig:
     """Sampling temperature of evaluation (0 = greedy)."""
     every: int = 0
     """Also evaluate every N RL steps (0 = only before and after)."""
+    seed: int | None = None
+    """Seed of the held-out draw (null = the run's `seed`); fix it to score runs of
+    several seeds on the same tasks. Families with a fixed held-out set ignore it."""
 
 
 @dataclass(frozen=True)

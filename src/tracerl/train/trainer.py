@@ -156,7 +156,9 @@ class Trainer:
         self._warn_episode_length()
         self.renderer = ChatRenderer(self.policy.tokenizer)
         self.runner = build_runner(config, self.policy, self.family, self.sampler)
-        self.heldout = heldout_tasks(self.family, config.eval.tasks, config.seed)
+        self.heldout = heldout_tasks(self.family, config.eval.tasks,
+                                     config.seed if config.eval.seed is None
+                                     else config.eval.seed)
         self.log = MetricsLog.for_run(config, self.run_dir,
                                       resume_step=self.state.rl_step if latest else None)
         self.tracer: Tracer | OffloadedTracer | None = None
