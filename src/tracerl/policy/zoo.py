@@ -76,7 +76,11 @@ SMOLLM2_PRESET: Mapping[str, Any] = {
     "sampler.max_rows": 32,
     # A short SFT (12 steps) starts the tool format; RL does the rest, at 2e-4 (with
     # 1e-4, 10 steps left a policy that had seen fewer demonstrations short of 0.9).
-    "sft.demos": 96, "sft.batch_size": 8, "sft.lr": 5.0e-4,
+    # 192 demonstrations in batches of 16: with 96 in batches of 8, whether the model
+    # calls the tool at all after SFT hung on the seed (post-SFT success 0.53 / 0.19 /
+    # 0.53, 512 samples each on the same 64 tasks); with 192 x 16, 0.59 / 0.65 / 0.54
+    # (docs/benchmarks.md, "SmolLM2's SFT start, measured on the same tasks").
+    "sft.demos": 192, "sft.batch_size": 16, "sft.lr": 5.0e-4,
     "rl.steps": 10, "rl.tasks_per_step": 4, "rl.group_size": 8, "rl.lr": 2.0e-4,
     # 4 turns: with 3, a third of the episodes that called the calculator twice ended
     # truncated; 48 tokens hold one tool call or one answer.
@@ -92,11 +96,11 @@ and 4.7-5.0 GB with two SFT epochs (docs/benchmarks.md, "SmolLM2's SFT start")."
 GEMMA3_PRESET: Mapping[str, Any] = {
     **SMOLLM2_PRESET,
     # A base model: it has never seen a tool call or Gemma's turn markers in a chat, so
-    # SFT does more of the work.
+    # SFT does more of the work (16 steps of 8; the one measured run, seed 0, used these).
     "sft.demos": 128, "sft.batch_size": 8, "sft.lr": 5.0e-4,
 }
-"""`model=gemma3-270m` on its own: SmolLM2's preset with a longer SFT, a first choice
-that the issue's 3-seed runs have not measured yet (docs/models.md has the plan). The
+"""`model=gemma3-270m` on its own: SmolLM2's preset with an SFT of its own, measured on
+one seed so far (docs/benchmarks.md, "Gemma 3 270M learns calc"). The
 262,144-token vocabulary needs nothing of its own: log-probabilities are projected 48
 positions at a time (tracerl.train.batch.LOGITS_PER_CHUNK) and the sampler asks for the
 last position's logits only; memory in docs/benchmarks.md, "Gemma 3 270M"."""
