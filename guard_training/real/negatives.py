@@ -283,9 +283,7 @@ def tool_outputs(python: str = sys.executable) -> Iterator[Pair]:
 
 # --- Debian documentation packages, pinned (apt-get download, read as data) ------------
 
-DEBS = {
-    "debian-handbook": "11.20220922",
-    "gnome-user-docs": "43.0-2",
+APP_HELP = {
     # GNOME applications' own help (gnome-app-help; gnome-user-docs is held out)
     "baobab": "43.0-1",
     "eog": "43.2-1+deb12u1",
@@ -302,9 +300,11 @@ DEBS = {
     "totem-common": "43.0-2",
     "zenity-common": "3.44.0-1",
 }
-APP_HELP = ("baobab", "eog", "evince-common", "file-roller", "gedit-common",
-            "gnome-calculator", "gnome-clocks", "gnome-mines", "gnome-system-monitor",
-            "gnome-terminal-data", "seahorse", "simple-scan", "totem-common", "zenity-common")
+DEBS = {
+    "debian-handbook": "11.20220922",
+    "gnome-user-docs": "43.0-2",
+    **APP_HELP,
+}
 
 
 def fetch_deb(name: str, cache: Path) -> Path:
@@ -481,7 +481,7 @@ def gnome_help(deb: Path, per_lang: int = 200) -> Iterator[Pair]:
 
 def gnome_app_help(debs: Iterable[Path], per_lang: int = 300) -> Iterator[Pair]:
     """Paragraphs and step lists of GNOME applications' own help (help/<lang>/<app>/
-    *.page of the APP_HELP packages: disk usage, image and document viewers, archive
+    *.page of the APP_HELP packages, pinned: disk usage, image and document viewers, archive
     manager, editor, calculator, clocks, a game, system monitor, terminal, passwords and
     keys, scanning, video player, dialogs), C left out as in gnome_help; a page is
     `<app>/<page>`, so one app's pages in one language are one document each."""
