@@ -277,10 +277,24 @@ def main(argv: list[str] | None = None) -> int:
                                            "real"), help="one part")
     parser.add_argument("--split", choices=("heldout", "train", "all"), default="heldout",
                         help="which part of the real-text and public-attack sources to score")
+    parser.add_argument("--cross", nargs="+", default=[], metavar="FOLD=WEIGHTS",
+                        help="with --only real: score each fold's fit (train_mil --folds "
+                             "FOLD) on the held-out sources it did not see, beside the "
+                             "weights in use")
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="score with this weights file instead of the shipped one")
     parser.add_argument("--fi", metavar="PYTHON", default=None,
                         help="a python with ai-evaluation installed: run Future AGI's "
                              "scanners on the same real texts (benchmarks/guard_fi.py)")
     args = parser.parse_args(argv)
+    fits = {}
+    for spec in args.cross:
+        fold, sep, path = spec.partition("=")
+        if not sep or not Path(path).is_file():
+            parser.error(f"--cross wants FOLD=WEIGHTS with an existing file, got {spec!r}")
+        fits[fold] = Path(path)
+    if args.weights:
+        override_model.use(args.weights)
     random.seed(0)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.2f}, "
@@ -292,7 +306,9 @@ def main(argv: list[str] | None = None) -> int:
         secrets_comparison(load_corpus())
     if args.only in (None, "paraphrase"):
         paraphrase()
-    if args.only in (None, "real"):
+    if fits:
+        guard_real.cross(fits)
+    elif args.only in (None, "real"):
         guard_real.report(args.split, args.fi)
     if args.only in (None, "latency"):
         latency(args.quick)

@@ -1,7 +1,7 @@
 """Train the override detector on generated and hand-written texts, by their spans.
 
 From guard_training/: `python -m guard_model.train_mil [--sets] [--real] [--out PATH]`;
-the shipped weights: `--sets --real --epochs 200` (docs/guard.md).
+the shipped weights: `--sets --real --folds all --epochs 200` (docs/guard.md).
 
 The scanner scores a text by its best span (a sentence or line, or two adjacent ones:
 override_model.py), so that is what this trainer fits: multiple-instance logistic
@@ -26,7 +26,10 @@ written after the model is scored once, by final.py.
 With `--real` (issue 31) the training fifths of guard_training/real join the data (real
 text as negatives, public attacks as positives), the model is fitted once, and both
 thresholds are placed on the held-out fifth of the real sources trained on
-(`calibrate_real`): documents at REAL_FPR, user prompts at PROMPT_FPR.
+(`calibrate_real`): documents at REAL_FPR, user prompts at PROMPT_FPR. `--folds a` (or
+b, or all) trains on the training fifths of those held-out sources too (real.FOLDS) and
+calibrates on their held-out fifths with the rest: the cross-fits that
+benchmarks/guard.py `--cross` scores on the fold they did not see.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 from guard_corpus import load_corpus
-from real import BY_NAME, load_all
+from real import BY_NAME, FOLDS, fold_sources, load_all
 
 from guard_model.devdata import (
     DEV_FPR,
@@ -277,10 +280,11 @@ def calibrate_real(model: OverrideModel, real_held: Labelled) -> tuple[OverrideM
     return shifted(model, thr), prompt_p
 
 
-def real_held_out() -> Labelled:
-    """The held-out fifth of the real sources trained on (held-out sources are not read)."""
-    return [(i.text, i.attack) for name, items in load_all("heldout").items()
-            if not BY_NAME[name].held_out for i in items]
+def real_held_out(trained: frozenset[str] = frozenset()) -> Labelled:
+    """The held-out fifth of the real sources trained on (the held-out sources not in
+    `trained` are not read)."""
+    return [(i.text, i.attack) for name, items in load_all("heldout", trained).items()
+            if not BY_NAME[name].held_out or name in trained for i in items]
 
 
 def main() -> None:
@@ -308,6 +312,9 @@ def main() -> None:
                         help="train on the training split of guard_training/real too (real "
                              "text as negatives, public attacks as positives) and calibrate "
                              "on held-out data instead of the --sets group fits (one fit)")
+    parser.add_argument("--folds", nargs="+", default=[], metavar="FOLD",
+                        help="with --real: train on the training fifths of these folds of "
+                             "held-out sources too (real.FOLDS: a, b, or all)")
     parser.add_argument("--real-weight", type=float, default=3.0,
                         help="weight of a real text (negative) with --real")
     parser.add_argument("--real-attack-weight", type=float, default=10.0,
@@ -319,10 +326,15 @@ def main() -> None:
                         help="only redo --real's calibration of a weights file (written "
                              "to --out)")
     args = parser.parse_args()
+    if args.folds and not (args.real or args.calibrate_only):
+        parser.error("--folds needs --real")
+    trained = fold_sources(args.folds)
+    folds = tuple(sorted(FOLDS)) if "all" in args.folds else tuple(args.folds)
     if args.calibrate_only:
         model, prompt_p = calibrate_real(override_model.load(args.calibrate_only),
-                                         real_held_out())
-        override_model.save(model, args.out or args.calibrate_only, prompt_p)
+                                         real_held_out(trained))
+        override_model.save(model, args.out or args.calibrate_only, prompt_p,
+                            folds=folds)
         return
     written = load_written()
     train_w, held_w = (written, []) if args.all_written else hold_back(written, args.seed)
@@ -334,12 +346,12 @@ def main() -> None:
     labelled = {**dev, **training_sets()}
     real_held: Labelled = []
     if args.real:
-        for items in load_all("train").values():
+        for items in load_all("train", trained).values():
             texts += [i.text for i in items]
             labels += [float(i.attack) for i in items]
             weights += [args.real_attack_weight if i.attack else args.real_weight
                         for i in items]
-        real_held = real_held_out()
+        real_held = real_held_out(trained)
     for names in SET_GROUPS if args.sets else ():
         items = [x for name in names for x in labelled[name]]
         groups.append((np.arange(len(texts), len(texts) + len(items)), items))
@@ -402,7 +414,8 @@ def main() -> None:
         print(f"| {name} | {r0:.3f} | {r:.3f} | {np.mean(pos):.3f} ({sum(pos)}/{len(pos)}) | "
               f"{np.mean(neg):.3f} ({sum(neg)}/{len(neg)}) |")
     if args.out:
-        override_model.save(model, args.out, prompt_p if args.real else CLASSIFIER_MIN_P)
+        override_model.save(model, args.out, prompt_p if args.real else CLASSIFIER_MIN_P,
+                            folds=folds)
         print(f"wrote {args.out}")
 
 

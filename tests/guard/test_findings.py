@@ -68,7 +68,9 @@ def test_lower_same_length_is_right_for_equal_texts_that_are_distinct_objects():
     assert lower_same_length(a) == "hello world"
     assert lower_same_length(a) is lower_same_length(a)  # the second call is a lookup
     assert lower_same_length(b) == "hello world"
-    assert lower_same_length("İX") == "İx"
+    # Turkish capital I with a dot lowers to a plain i (str.lower gives two characters),
+    # and the rest of the text is lowered as usual, not only its ASCII letters
+    assert lower_same_length("İX ÇÖZÜM Ωμέγα") == "ix çözüm ωμέγα"
 
 
 def _texts() -> list[str]:

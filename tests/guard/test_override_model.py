@@ -11,13 +11,17 @@ from tracerl.guard import scan
 from tracerl.guard.override_model import (
     BITS,
     ORDERS,
+    WEIGHTS_PATH,
     OverrideModel,
     codes_of,
     gram_buckets,
     hashed_grams,
+    in_use,
     load,
     save,
     segments,
+    trained_folds,
+    use,
 )
 
 
@@ -90,7 +94,26 @@ def test_a_weights_file_of_other_hash_settings_is_refused(tmp_path: Path) -> Non
         np.savez(path, weights=f["weights"], bias=f["bias"], bits=np.int32(BITS - 1),
                  orders=f["orders"])
     with pytest.raises(ValueError, match="bits="):
-        load.__wrapped__(path)
+        load(path)
+    with pytest.raises(ValueError, match="bits="):
+        use(path)  # refused before it is put in use
+    assert load() is load(WEIGHTS_PATH)
+
+
+def test_use_puts_another_weights_file_in_the_scanners_and_none_restores(
+    tmp_path: Path,
+) -> None:
+    text = "The build finished in 42 seconds and every test passed on the first try."
+    assert not _jailbreak(text)
+    eager = tmp_path / "eager.npz"  # a detector that fires on everything
+    save(OverrideModel(np.zeros(len(ORDERS) << BITS, np.float32), 8.0), eager, folds=("a",))
+    try:
+        use(eager)
+        assert in_use() == eager and load().bias == 8.0 and trained_folds() == ("a",)
+        assert any(f.detail == "override detector" for f in scan(text))
+    finally:
+        use(None)
+    assert load() is load(WEIGHTS_PATH) and not _jailbreak(text)
 
 
 def _jailbreak(text: str) -> bool:

@@ -5,7 +5,18 @@ scanner on real documentation."""
 from collections import defaultdict
 
 import pytest
-from real import BY_NAME, SOURCES, key, load, load_all, near_copies, split_of
+from real import (
+    BY_NAME,
+    FOLDS,
+    SOURCES,
+    fold_sources,
+    key,
+    load,
+    load_all,
+    near_copies,
+    split_of,
+    unseen,
+)
 from real.negatives import english_share
 from real.stats import clopper_pearson, recall_at_fpr
 
@@ -42,6 +53,36 @@ def test_nothing_trained_on_is_a_held_out_text_or_a_near_copy_of_a_held_out_atta
     trained_attacks = [i.text for s in SOURCES if s.attack and not s.held_out
                        for i in load(s.name)]
     assert not any(near_copies(trained_attacks, held_attacks))
+
+
+def test_the_folds_partition_the_held_out_sources():
+    folds = [set(v) for v in FOLDS.values()]
+    assert set.union(*folds) == {s.name for s in SOURCES if s.held_out}
+    assert sum(map(len, folds)) == len(set.union(*folds))
+    for names in folds:  # attacks and real text on each side
+        assert {BY_NAME[n].attack for n in names} == {True, False}
+    assert fold_sources(["all"]) == fold_sources(list(FOLDS))
+    with pytest.raises(ValueError, match="unknown fold 'c'"):
+        fold_sources(["c"])
+
+
+def test_a_cross_fit_trains_on_a_fifth_split_of_its_fold_and_never_sees_the_other():
+    fold = fold_sources(["a"])
+    assert split_of("npm-readme", "npm:express") == "heldout"
+    shares = [split_of("npm-readme", f"npm:p{i}", fold) == "heldout" for i in range(2000)]
+    assert 0.17 < sum(shares) / len(shares) < 0.23
+    train = load_all("train", fold)
+    trained = [i for name, items in train.items() for i in items]
+    assert {i.source for i in trained} >= fold
+    assert not {i.source for i in trained} & fold_sources(["b"])
+    rest = unseen(fold)
+    assert set(rest) == fold_sources(["b"])
+    keys = {key(i.text) for i in trained}
+    assert not [i for items in rest.values() for i in items if key(i.text) in keys]
+    fold_attacks = [i.text for i in trained if i.source in fold and i.attack]
+    rest_attacks = [i.text for items in rest.values() for i in items if i.attack]
+    assert fold_attacks and rest_attacks
+    assert not any(near_copies(rest_attacks, fold_attacks))
 
 
 def test_near_copies_catch_a_quoted_or_refilled_attack_and_nothing_else():
@@ -103,3 +144,27 @@ def test_gnome_app_help_is_many_apps_in_many_languages_and_not_english():
     langs = {i.origin.split(":")[1].split("/")[0] for i in items}
     assert len(apps) >= 12 and len(langs) >= 30 and "C" not in langs
     assert all(english_share(i.text) < 0.08 for i in items)
+
+
+def test_the_cross_fit_report_scores_every_cross_fit_source_by_the_other_folds_fit(tmp_path):
+    """benchmarks/guard.py --cross, run as a user runs it (the shipped weights stand in for
+    both fits: this checks the report, not the figures, which are in docs/benchmarks.md)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tracerl.guard.override_model import WEIGHTS_PATH
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "guard.py"
+    run = subprocess.run([sys.executable, str(script), "--only", "real", "--cross",
+                          f"a={WEIGHTS_PATH}", f"b={WEIGHTS_PATH}"],
+                         capture_output=True, text=True, timeout=600, check=True)
+    rows = [line.split(" | ") for line in run.stdout.splitlines() if line.startswith("| ")]
+    scored_by = {cells[0].lstrip("| "): cells[3] for cells in rows[2:]}
+    assert scored_by == {name: "b" if name in FOLDS["a"] else "a"
+                         for names in FOLDS.values() for name in names}
+    assert "cross-fits, recall: documents" in run.stdout
+    bad = subprocess.run([sys.executable, str(script), "--only", "real", "--cross",
+                          f"a={tmp_path / 'missing.npz'}"], capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and "missing.npz" in bad.stderr

@@ -11,9 +11,8 @@ retrieves are almost always benign and full of instructions to people, code and 
 commands: the jailbreak rule there fires at 0.5, where the rules and the learned detector
 together flag 0.3% of held-out real text (READMEs, manuals, docstrings, translations,
 tool output). A user message is where jailbreaks are typed: the `prompt` rules flag a
-weaker detector score (PROMPT_MIN_SCORE, calibrated at 1.5% of held-out hand-written hard
-negatives: requests for roles and styles, security writing, quoted attacks), and only
-flag by default, since a user's own request is counted, not rewritten.
+weaker detector score (PROMPT_MIN_SCORE, where rules and detector fire on 1% of held-out
+real text), and only flag by default, since a user's own request is counted, not rewritten.
 
 GuardConfig is plain typed data: the training config holds it as `guard`, and the
 generic config loader (tracerl.train.configlib) reads it from YAML and `key=value`
@@ -100,7 +99,7 @@ class ObservationRules:
     """Invisible and bidirectional-control characters."""
 
 
-PROMPT_MIN_SCORE = 0.312
+PROMPT_MIN_SCORE = 0.307
 """The detector probability at which a user message is flagged: the shipped detector's
 `prompt_p` (guard_training/guard_model/train_mil.py `--real` calibrates both)."""
 

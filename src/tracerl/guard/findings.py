@@ -50,9 +50,6 @@ class Scanner(Protocol):
     def scan(self, text: str) -> list[Finding]: ...
 
 
-_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
-
-
 _LAST_LOWER: tuple[str, str] = ("", "")
 """The last text lowered and its lower-case form: the five scanners of one `scan()` each
 lower the same text, so four of the five lowerings are a lookup (one tuple, replaced
@@ -60,14 +57,17 @@ atomically, so sharing it across threads is safe)."""
 
 
 def lower_same_length(text: str) -> str:
-    """Lower-case `text` keeping every offset valid (str.lower can grow 'İ' to 2 chars)."""
+    """Lower-case `text` keeping every offset valid. The one character whose lower case
+    is longer is Turkish 'İ' (str.lower gives 'i' and a combining dot); it becomes a
+    plain 'i', as Turkish lower-cases it, so "İGNORE" reads as "ignore" and the rest of a
+    Turkish text is lower-cased like any other."""
     global _LAST_LOWER
     last = _LAST_LOWER
     if last[0] is text:
         return last[1]
     low = text.lower()
     if len(low) != len(text):
-        low = text.translate(_ASCII_LOWER)
+        low = text.replace("\u0130", "i").lower()
     _LAST_LOWER = (text, low)
     return low
 

@@ -184,19 +184,53 @@ class OverrideModel:
         return float(1.0 / (1.0 + np.exp(-z[i]))), int(spans_s[i]), int(spans_e[i])
 
 
-def save(model: OverrideModel, path: Path = WEIGHTS_PATH, prompt_p: float | None = None
-         ) -> None:
-    """Write the weights as float16 (the file ships in the package)."""
+def save(model: OverrideModel, path: Path = WEIGHTS_PATH, prompt_p: float | None = None,
+         folds: tuple[str, ...] = ()) -> None:
+    """Write the weights as float16 (the file ships in the package). `folds`: the folds of
+    held-out sources the fit trained on too (guard_training/real.FOLDS), which benchmarks
+    must then not count as unseen (`trained_folds`)."""
     np.savez_compressed(path, weights=model.weights.astype(np.float16),
                         bias=np.float32(model.bias), bits=np.int32(BITS),
                         orders=np.array(ORDERS, dtype=np.int32),
-                        prompt_p=np.float32(model.prompt_p if prompt_p is None else prompt_p))
+                        prompt_p=np.float32(model.prompt_p if prompt_p is None else prompt_p),
+                        folds=np.array(folds, dtype=np.str_))
 
 
-@functools.lru_cache(maxsize=1)
-def load(path: Path = WEIGHTS_PATH) -> OverrideModel:
-    """The shipped model (loaded once). A file made with other hashing settings is
-    refused with the settings named, since its weights would be read at wrong places."""
+def trained_folds(path: Path | str | None = None) -> tuple[str, ...]:
+    """The folds of held-out sources the weights in `path` (default: in use) trained on;
+    () for a file written before folds existed."""
+    with np.load(Path(path) if path is not None else _active) as f:
+        return tuple(str(x) for x in f["folds"]) if "folds" in f.files else ()
+
+
+_active: Path = WEIGHTS_PATH
+
+
+def use(path: Path | str | None) -> None:
+    """Make `path` the weights file the scanners read in this process (a detector retrained
+    with guard_training/, compared against the shipped one); None: the shipped file. The
+    Guard's user-prompt threshold (config.PROMPT_MIN_SCORE) stays the shipped one."""
+    global _active
+    chosen = Path(path) if path is not None else WEIGHTS_PATH
+    _read(chosen)  # a missing or incompatible file fails here, not in the next scan
+    _active = chosen
+
+
+def in_use() -> Path:
+    """The weights file the scanners read (`use()`)."""
+    return _active
+
+
+def load(path: Path | str | None = None) -> OverrideModel:
+    """The model in `path`, by default the one in use (the shipped file unless `use()`
+    named another); each file is read once."""
+    return _read(Path(path) if path is not None else _active)
+
+
+@functools.lru_cache(maxsize=4)
+def _read(path: Path) -> OverrideModel:
+    """A file made with other hashing settings is refused with the settings named, since
+    its weights would be read at wrong places."""
     with np.load(path) as f:
         bits, orders = int(f["bits"]), tuple(int(x) for x in f["orders"])
         if (bits, orders) != (BITS, ORDERS):
