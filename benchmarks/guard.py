@@ -42,6 +42,7 @@ from guard_corpus import (
     paraphrase_set,
 )
 from guard_corpus.score import any_fired, score
+from real import FOLDS
 
 from tracerl.guard import Guard, override_model, scan
 from tracerl.guard.findings import lower_same_length
@@ -292,6 +293,11 @@ def main(argv: list[str] | None = None) -> int:
         fold, sep, path = spec.partition("=")
         if not sep or not Path(path).is_file():
             parser.error(f"--cross wants FOLD=WEIGHTS with an existing file, got {spec!r}")
+        if fold not in FOLDS:
+            parser.error(f"--cross: unknown fold {fold!r}; known: {sorted(FOLDS)}")
+        recorded = override_model.trained_folds(path)
+        if recorded and recorded != (fold,):  # files from before folds were recorded: ()
+            parser.error(f"--cross: {path} was trained on folds {recorded}, not {fold!r}")
         fits[fold] = Path(path)
     if args.weights:
         override_model.use(args.weights)

@@ -148,16 +148,22 @@ def test_gnome_app_help_is_many_apps_in_many_languages_and_not_english():
 
 def test_the_cross_fit_report_scores_every_cross_fit_source_by_the_other_folds_fit(tmp_path):
     """benchmarks/guard.py --cross, run as a user runs it (the shipped weights stand in for
-    both fits: this checks the report, not the figures, which are in docs/benchmarks.md)."""
+    both fits: this checks the report and its refusals, not the figures, which are in
+    docs/benchmarks.md)."""
     import subprocess
     import sys
     from pathlib import Path
 
+    from tracerl.guard import override_model
     from tracerl.guard.override_model import WEIGHTS_PATH
 
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "guard.py"
+    fits = {}
+    for fold in FOLDS:  # the shipped weights, recorded as each fold's fit
+        fits[fold] = tmp_path / f"fold-{fold}.npz"
+        override_model.save(override_model.load(WEIGHTS_PATH), fits[fold], folds=(fold,))
     run = subprocess.run([sys.executable, str(script), "--only", "real", "--cross",
-                          f"a={WEIGHTS_PATH}", f"b={WEIGHTS_PATH}"],
+                          *(f"{fold}={path}" for fold, path in fits.items())],
                          capture_output=True, text=True, timeout=600, check=True)
     rows = [line.split(" | ") for line in run.stdout.splitlines() if line.startswith("| ")]
     scored_by = {cells[0].lstrip("| "): cells[3] for cells in rows[2:]}
@@ -168,3 +174,6 @@ def test_the_cross_fit_report_scores_every_cross_fit_source_by_the_other_folds_f
                           f"a={tmp_path / 'missing.npz'}"], capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 2 and "missing.npz" in bad.stderr
+    bad = subprocess.run([sys.executable, str(script), "--only", "real", "--cross",
+                          f"a={fits['b']}"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "trained on folds ('b',), not 'a'" in bad.stderr
