@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 from guard_corpus import load_corpus
-from real import BY_NAME, FOLDS, fold_sources, load_all
+from real import BY_NAME, fold_names, fold_sources, load_all
 
 from guard_model.devdata import (
     DEV_FPR,
@@ -328,8 +328,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.folds and not (args.real or args.calibrate_only):
         parser.error("--folds needs --real")
-    trained = fold_sources(args.folds)
-    folds = tuple(sorted(FOLDS)) if "all" in args.folds else tuple(args.folds)
+    folds = fold_names(args.folds)
+    trained = fold_sources(folds)
     if args.calibrate_only:
         model, prompt_p = calibrate_real(override_model.load(args.calibrate_only),
                                          real_held_out(trained))

@@ -154,17 +154,19 @@ FOLDS: dict[str, tuple[str, ...]] = {
 framings, other languages and jailbreak templates in b; GNOME's help on both sides."""
 
 
+def fold_names(folds: Iterable[str]) -> tuple[str, ...]:
+    """The named folds, sorted and once each ("all": every fold)."""
+    names = set()
+    for fold in folds:
+        if fold != "all" and fold not in FOLDS:
+            raise ValueError(f"unknown fold {fold!r}; known: {sorted(FOLDS)} and 'all'")
+        names |= set(FOLDS) if fold == "all" else {fold}
+    return tuple(sorted(names))
+
+
 def fold_sources(folds: Iterable[str]) -> frozenset[str]:
     """The held-out sources of the named folds ("all": every one)."""
-    names: set[str] = set()
-    for fold in folds:
-        if fold == "all":
-            names |= {s.name for s in SOURCES if s.held_out}
-        elif fold in FOLDS:
-            names |= set(FOLDS[fold])
-        else:
-            raise ValueError(f"unknown fold {fold!r}; known: {sorted(FOLDS)} and 'all'")
-    return frozenset(names)
+    return frozenset(name for fold in fold_names(folds) for name in FOLDS[fold])
 
 
 @dataclass(frozen=True)
