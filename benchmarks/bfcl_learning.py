@@ -7,6 +7,7 @@ read back per task from the run's trace store. `--zero-shot` also scores the unt
 model on the same ids with the same episode limits (`tracerl eval MODEL --family bfcl`).
 
     python benchmarks/bfcl_learning.py --seeds 0 1 2 --zero-shot [key=value ...]
+    python benchmarks/bfcl_learning.py --seeds 0 1 2 --from-sft EARLIER_OUT [key=value ...]
 
 Per seed: BFCL's Non-Live AST summary (the unweighted mean of the four categories'
 accuracies), the mean over tasks, per-category accuracies, the whole process's wall time
@@ -95,11 +96,24 @@ def eval_scores(run_dir: Path, name: str) -> tuple[dict[str, float], dict[str, f
     return steps[min(steps)], steps[max(steps)]
 
 
-def run_seed(seed: int, out: Path, overrides: list[str]) -> SeedRun:
+def recipe(seed: int, from_sft: Path | None) -> list[str]:
+    """The run's config: RECIPE, or with `from_sft` (a directory of an earlier run of
+    this script) RL only, from that seed's SFT: its config, its base after SFT."""
+    if from_sft is None:
+        return RECIPE
+    run = from_sft / f"seed{seed}"
+    base = run / "base-stage1"
+    if not (base / "config.json").is_file():
+        raise SystemExit(f"{base}: no base after SFT (a LoRA run of this script saves one)")
+    return [str(run / "config.yaml"), f"model={base}", "stages=[rl]"]
+
+
+def run_seed(seed: int, out: Path, overrides: list[str],
+             from_sft: Path | None = None) -> SeedRun:
     name = f"seed{seed}"
-    cmd = [sys.executable, "-m", "tracerl.cli", "train", *RECIPE, f"seed={seed}",
-           f"out_dir={out}", f"name={name}", "log.progress_every_s=60", *overrides,
-           "--overwrite"]
+    cmd = [sys.executable, "-m", "tracerl.cli", "train", *recipe(seed, from_sft),
+           f"seed={seed}", f"out_dir={out}", f"name={name}", "log.progress_every_s=60",
+           *overrides, "--overwrite"]
     start = time.perf_counter()
     evals_at: list[float] = []
     with (out / f"{name}.log").open("w") as log:
@@ -181,11 +195,16 @@ def main() -> None:
     ap.add_argument("--parallel", action="store_true",
                     help="run the seeds at once, each with threads=1")
     ap.add_argument("--out", help="where the runs go (default: a temporary directory)")
+    ap.add_argument("--from-sft", type=Path, metavar="DIR",
+                    help="RL only, from the SFT of an earlier run of this script in DIR "
+                         "(its seedN/config.yaml and seedN/base-stage1): the same "
+                         "starting points for another RL recipe")
     args = ap.parse_args()
     overrides = [f"eval.tasks={args.per_category * len(AST)}", *args.overrides]
     out = Path(args.out or tempfile.mkdtemp(prefix="bfcl-learning-"))
     out.mkdir(parents=True, exist_ok=True)
-    print(f"recipe: {' '.join(RECIPE + overrides)}\nseeds {args.seeds}, runs in {out}, "
+    start = (f"RL from the SFT in {args.from_sft}" if args.from_sft else ' '.join(RECIPE))
+    print(f"recipe: {start} {' '.join(overrides)}\nseeds {args.seeds}, runs in {out}, "
           f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
     if args.zero_shot:
         z = zero_shot(out, overrides, args.per_category)
@@ -195,10 +214,10 @@ def main() -> None:
               f"{z['wall_s'] / 60:.1f} min", flush=True)
     if args.parallel:
         with ThreadPoolExecutor(len(args.seeds)) as pool:
-            runs = list(pool.map(lambda s: run_seed(s, out, ["threads=1", *overrides]),
-                                 args.seeds))
+            runs = list(pool.map(lambda s: run_seed(s, out, ["threads=1", *overrides],
+                                                    args.from_sft), args.seeds))
     else:
-        runs = [run_seed(s, out, overrides) for s in args.seeds]
+        runs = [run_seed(s, out, overrides, args.from_sft) for s in args.seeds]
     for r in runs:
         s = r.seed
         sft, rl = non_live_ast(r.after_sft), non_live_ast(r.after_rl)

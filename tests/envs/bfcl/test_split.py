@@ -62,3 +62,17 @@ def test_tasks_per_category_and_bad_names(family):
         expand_categories(["simple_java"])
     with pytest.raises(ValueError, match="split must be one of"):
         family.tasks("test", 1, 0)
+
+
+def test_train_categories_narrow_training_not_evaluation():
+    family = BfclFamily(("simple_python", "parallel", "multi_turn_base"),
+                        train_categories=("simple_*",))
+    drawn = family.tasks("train", 40, seed=3)
+    assert {t.metadata["category"] for t in drawn} == {"simple_python"}
+    held = {t.metadata["category"] for t in family.eval_tasks("heldout", 30)}
+    assert held == {"simple_python", "parallel", "multi_turn_base"}
+    # every category by default
+    assert BfclFamily(("simple_python", "parallel")).train_categories == (
+        "simple_python", "parallel")
+    with pytest.raises(ValueError, match=r"train_categories \['multiple'\] are not among"):
+        BfclFamily(("simple_python",), train_categories=("multiple",))

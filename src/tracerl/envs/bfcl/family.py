@@ -43,6 +43,7 @@ class BfclFamily:
     max_steps_per_turn: int = MAX_STEPS_PER_TURN
     call_timeout_s: float = 5.0
     demo_format: DemoFormat = "one_per_action"
+    train_categories: tuple[str, ...] = ()
     name: str = "bfcl"
     splits: dict[str, list[BfclEntry]] = field(init=False)
 
@@ -54,6 +55,11 @@ class BfclFamily:
             raise ValueError(f"bfcl: heldout_fraction must be in (0, 1), got "
                              f"{self.heldout_fraction}")
         self.categories = tuple(expand_categories(self.categories))
+        self.train_categories = tuple(expand_categories(self.train_categories or
+                                                        self.categories))
+        if outside := [c for c in self.train_categories if c not in self.categories]:
+            raise ValueError(f"bfcl: train_categories {outside} are not among the loaded "
+                             f"categories {list(self.categories)}")
         self.splits = {s: [] for s in SIDES}
         for entry in load_entries(self.categories):
             where = side(entry, self.heldout_fraction, self.unseen_classes)
@@ -77,10 +83,13 @@ class BfclFamily:
 
     def tasks(self, split: str, n: int, seed: int) -> list[Task]:
         """`n` tasks of `split` (train, heldout or unseen_api): distinct while the split
-        has enough, then drawn again."""
+        has enough, then drawn again. Training draws only `train_categories`."""
         pool = self.entries(split)
+        if split == "train":
+            pool = [e for e in pool if e.category in self.train_categories]
         if not pool:
-            raise ValueError(f"bfcl: the {split} split of {list(self.categories)} is empty")
+            cats = self.train_categories if split == "train" else self.categories
+            raise ValueError(f"bfcl: the {split} split of {list(cats)} is empty")
         rng = random.Random(f"bfcl/{split}/{seed}")
         chosen = rng.sample(pool, n) if n <= len(pool) else [rng.choice(pool) for _ in range(n)]
         return [task_of(e) for e in chosen]
@@ -145,6 +154,11 @@ class BfclConfig:
     demo_format: DemoFormat = "one_per_action"
     """SFT demonstrations of single-turn ids: one call per action, or every call in one
     reply as a JSON list in one block (one_reply; docs/bfcl.md)."""
+    train_categories: tuple[str, ...] = ()
+    """Categories SFT and RL draw train ids from (patterns allowed; empty = every loaded
+    category); evaluation still covers all of `categories`. RL learns only where a
+    group's samples differ, so a curriculum may train on the categories the policy
+    already solves sometimes."""
 
 
 @register_family("bfcl", BfclConfig)
@@ -153,4 +167,5 @@ def build_bfcl(section: BfclConfig, context: FamilyContext) -> BfclFamily:
     (task.tool_timeout_s limits each simulator call)."""
     return BfclFamily(tuple(section.categories), section.heldout_fraction,
                       tuple(section.unseen_classes), section.max_steps_per_turn,
-                      call_timeout_s=context.tool_timeout_s, demo_format=section.demo_format)
+                      call_timeout_s=context.tool_timeout_s, demo_format=section.demo_format,
+                      train_categories=tuple(section.train_categories))
