@@ -68,8 +68,11 @@ SMOLLM2_PRESET: Mapping[str, Any] = {
     # model loaded is 1.2 GB). With the system prompt counted once per piece, a 4 x 8
     # update peaked at 2.72 GB in 1,024-position pieces and 2.30 GB in 768 (29% more
     # CPU: a group split in more runs reruns its prompt more often); whole runs of seed 2
-    # peaked at 3.9 GB with 1,024, which leaves too little room under 4 GB.
-    "micro_batch_tokens": 768,
+    # peaked at 3.9 GB with 1,024, which leaves too little room under 4 GB. On a float32
+    # host 512: the 16-demonstration SFT step peaked at 3.87 GB in 768-position pieces
+    # and 2.79 GB in 512 (the same 2 steps 6% slower), and seed 2's whole run at 4.92 and
+    # 3.03 GB (same episodes, same success; docs/benchmarks.md, "SmolLM2 in float32").
+    "micro_batch_tokens": 512,
     # Sampling decodes at most 32 rows at once (one RL step's): the final 64-task
     # evaluation, three turns deep, held 64 rows of KV cache and was each run's peak
     # (3.97-4.02 GB in runs whose policy took 2.5-3 turns per task).
@@ -90,9 +93,11 @@ SMOLLM2_PRESET: Mapping[str, Any] = {
 """`model=smollm2-135m` on its own: measured on `calc` (docs/benchmarks.md, "SmolLM2's SFT
 start, measured on the same tasks"), seeds 0-2 on a 2-core AVX2-only host (`dtype=auto`
 loads float32): held-out success 0.64 / 0.70 / 0.56 after SFT -> 0.95 / 0.98 / 1.00 after
-10 RL steps, 14-15 min and 4.2-5.3 GB each. With 96 demonstrations in batches of 8 on a
-host with bfloat16 arithmetic (a bfloat16 base; "Pretrained models"): 0.55 / 0.20 / 0.58
--> 0.91 / 0.97 / 0.91 in 7.2-9.0 min and at most 3.78 GB."""
+10 RL steps, 14-15 min and 4.2-5.3 GB each in 768-position pieces (512 now: seed 2's
+run 3.03 GB). With `rl.steps=5`: 0.97 / 0.97 / 0.92 in 9.9-12.3 min. With 96
+demonstrations in batches of 8 on a host with bfloat16 arithmetic (a bfloat16 base;
+"Pretrained models"): 0.55 / 0.20 / 0.58 -> 0.91 / 0.97 / 0.91 in 7.2-9.0 min and at most
+3.78 GB."""
 
 GEMMA3_PRESET: Mapping[str, Any] = {
     **SMOLLM2_PRESET,
@@ -102,7 +107,7 @@ GEMMA3_PRESET: Mapping[str, Any] = {
     # in 24-27 min; with 40, RL starts at 0.70 / 0.34 / 0.44 and 6 steps end at 0.97 /
     # 0.98 / 0.97 in 16-17 min (docs/benchmarks.md, "Gemma 3 270M: a longer SFT").
     "sft.demos": 320, "sft.batch_size": 8, "sft.lr": 5.0e-4,
-    "rl.steps": 6,
+    "rl.steps": 6, "micro_batch_tokens": 768,  # as measured (SmolLM2's is now 512)
 }
 """`model=gemma3-270m` on its own: SmolLM2's preset with an SFT and RL length of its own,
 measured on `calc`, seeds 0-2 on a 2-core AVX2-only host (float32): held-out success
