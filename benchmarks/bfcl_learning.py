@@ -8,6 +8,11 @@ model on the same ids with the same episode limits (`tracerl eval MODEL --family
 
     python benchmarks/bfcl_learning.py --seeds 0 1 2 --zero-shot [key=value ...]
     python benchmarks/bfcl_learning.py --seeds 0 1 2 --from-sft EARLIER_OUT [key=value ...]
+    python benchmarks/bfcl_learning.py --seeds 0 1 2 --parallel rl.steps=14 rl.temperature=0.7
+        --rl-categories simple_python multiple          (one line: the best recipe so far)
+
+With `--rl-categories` each seed is two processes: SFT on every category, then RL from
+its saved base on the named categories only (docs/bfcl.md).
 
 Per seed: BFCL's Non-Live AST summary (the unweighted mean of the four categories'
 accuracies), the mean over tasks, per-category accuracies, the whole process's wall time
@@ -32,6 +37,8 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+from tracerl.train.rl_config import RLConfig
 
 AST = ("simple_python", "multiple", "parallel", "parallel_multiple")
 LIMITS = ["rl.max_turns=9", "rl.max_turn_tokens=160", "rl.max_response_tokens=1024"]
@@ -108,15 +115,23 @@ def recipe(seed: int, from_sft: Path | None) -> list[str]:
     return [str(run / "config.yaml"), f"model={base}", "stages=[rl]"]
 
 
-def run_seed(seed: int, out: Path, overrides: list[str],
-             from_sft: Path | None = None) -> SeedRun:
-    name = f"seed{seed}"
-    cmd = [sys.executable, "-m", "tracerl.cli", "train", *recipe(seed, from_sft),
-           f"seed={seed}", f"out_dir={out}", f"name={name}", "log.progress_every_s=60",
-           *overrides, "--overwrite"]
+@dataclass(frozen=True)
+class Process:
+    wall_s: float
+    evals_at: list[float]
+    """Seconds into the process at which each held-out evaluation ended."""
+    cpu_s: float
+    peak_rss_gb: float
+
+
+def train(args: list[str], out: Path, name: str, log_name: str) -> Process:
+    """One `tracerl train` process (run `name` in `out`), its output logged line by line
+    with the seconds since it started."""
+    cmd = [sys.executable, "-m", "tracerl.cli", "train", *args, f"out_dir={out}",
+           f"name={name}", "log.progress_every_s=60", "--overwrite"]
     start = time.perf_counter()
     evals_at: list[float] = []
-    with (out / f"{name}.log").open("w") as log:
+    with (out / log_name).open("w") as log:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
         assert proc.stdout is not None
@@ -126,13 +141,48 @@ def run_seed(seed: int, out: Path, overrides: list[str],
             if "held-out success" in line:
                 evals_at.append(time.perf_counter() - start)
         _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"seed {seed} failed; see {out / f'{name}.log'}")
-    after_sft, after_rl = eval_scores(out / name, name)
-    rl_s = wall - evals_at[0] if evals_at else float("nan")
-    return SeedRun(seed, after_sft, after_rl, wall, rl_s, usage.ru_utime + usage.ru_stime,
+        raise SystemExit(f"{name} failed; see {out / log_name}")
+    return Process(time.perf_counter() - start, evals_at, usage.ru_utime + usage.ru_stime,
                    usage.ru_maxrss / 2**20)
+
+
+def rl_steps(args: list[str]) -> int:
+    """The RL steps `args` ask for: the last `rl.steps=`, else the model's preset's."""
+    from tracerl.policy.zoo import preset
+
+    given = [a.split("=", 1)[1] for a in args if a.startswith("rl.steps=")]
+    if given:
+        return int(given[-1])
+    model = [a.split("=", 1)[1] for a in args if a.startswith("model=")][-1]
+    return int(preset(model).get("rl.steps", RLConfig.steps))
+
+
+def run_seed(seed: int, out: Path, overrides: list[str], from_sft: Path | None = None,
+             rl_categories: list[str] | None = None) -> SeedRun:
+    """One seed's SFT and RL in one process; with `rl_categories`, two: the SFT on every
+    category (its base saved, the evaluations around its zero RL steps cut to one task),
+    then RL from that base drawing only `rl_categories` (`task.bfcl.train_categories`);
+    both evaluations of the result are the RL process's, and the times add up."""
+    name = f"seed{seed}"
+    sft: Process | None = None
+    if rl_categories:
+        if from_sft is not None:
+            raise SystemExit("--rl-categories runs its own SFT; leave out --from-sft")
+        from_sft = out / "sft"
+        from_sft.mkdir(exist_ok=True)
+        sft = train([*RECIPE, f"seed={seed}", *overrides, "rl.steps=0", "eval.tasks=1"],
+                    from_sft, name, f"{name}.log")
+        overrides = [*overrides, f"rl.steps={rl_steps([*RECIPE, *overrides])}",
+                     f"task.bfcl.train_categories=[{','.join(rl_categories)}]"]
+    rl = train([*recipe(seed, from_sft), f"seed={seed}", *overrides], out, name,
+               f"{name}.log")
+    after_sft, after_rl = eval_scores(out / name, name)
+    rl_s = rl.wall_s - rl.evals_at[0] if rl.evals_at else float("nan")
+    before = [sft] if sft is not None else []
+    return SeedRun(seed, after_sft, after_rl, sum(p.wall_s for p in [*before, rl]), rl_s,
+                   sum(p.cpu_s for p in [*before, rl]),
+                   max(p.peak_rss_gb for p in [*before, rl]))
 
 
 def zero_shot(out: Path, overrides: list[str], per_category: int) -> dict:
@@ -165,14 +215,11 @@ def bootstrap_gain(runs: list[SeedRun], resamples: int = 10_000, seed: int = 0
     rng = random.Random(seed)
     gains = []
     for _ in range(resamples):
-        total = 0.0
-        for run in runs:
-            cats = []
-            for members in by_category.values():
-                pick = [rng.choice(members) for _ in members]
-                cats.append(statistics.fmean(run.after_rl[i] - run.after_sft[i] for i in pick))
-            total += 100 * statistics.fmean(cats)
-        gains.append(total / len(runs))
+        picks = [[rng.choice(members) for _ in members] for members in by_category.values()]
+        gains.append(statistics.fmean(
+            100 * statistics.fmean(statistics.fmean(run.after_rl[i] - run.after_sft[i]
+                                                    for i in pick) for pick in picks)
+            for run in runs))
     gains.sort()
     return gains[int(0.025 * resamples)], gains[int(0.975 * resamples) - 1]
 
@@ -195,6 +242,9 @@ def main() -> None:
     ap.add_argument("--parallel", action="store_true",
                     help="run the seeds at once, each with threads=1")
     ap.add_argument("--out", help="where the runs go (default: a temporary directory)")
+    ap.add_argument("--rl-categories", nargs="+", metavar="CATEGORY", choices=AST,
+                    help="SFT on every category, then RL drawing only these categories' "
+                         "train ids (two processes a seed; the evaluations still score all)")
     ap.add_argument("--from-sft", type=Path, metavar="DIR",
                     help="RL only, from the SFT of an earlier run of this script in DIR "
                          "(its seedN/config.yaml and seedN/base-stage1): the same "
@@ -204,6 +254,9 @@ def main() -> None:
     out = Path(args.out or tempfile.mkdtemp(prefix="bfcl-learning-"))
     out.mkdir(parents=True, exist_ok=True)
     start = (f"RL from the SFT in {args.from_sft}" if args.from_sft else ' '.join(RECIPE))
+    if args.rl_categories:
+        start += f" (SFT, then RL on {', '.join(args.rl_categories)} only)"
+
     print(f"recipe: {start} {' '.join(overrides)}\nseeds {args.seeds}, runs in {out}, "
           f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
     if args.zero_shot:
@@ -215,9 +268,11 @@ def main() -> None:
     if args.parallel:
         with ThreadPoolExecutor(len(args.seeds)) as pool:
             runs = list(pool.map(lambda s: run_seed(s, out, ["threads=1", *overrides],
-                                                    args.from_sft), args.seeds))
+                                                    args.from_sft, args.rl_categories),
+                                 args.seeds))
     else:
-        runs = [run_seed(s, out, overrides, args.from_sft) for s in args.seeds]
+        runs = [run_seed(s, out, overrides, args.from_sft, args.rl_categories)
+                for s in args.seeds]
     for r in runs:
         s = r.seed
         sft, rl = non_live_ast(r.after_sft), non_live_ast(r.after_rl)
