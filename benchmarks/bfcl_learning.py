@@ -167,8 +167,6 @@ def run_seed(seed: int, out: Path, overrides: list[str], from_sft: Path | None =
     name = f"seed{seed}"
     sft: Process | None = None
     if rl_categories:
-        if from_sft is not None:
-            raise SystemExit("--rl-categories runs its own SFT; leave out --from-sft")
         from_sft = out / "sft"
         from_sft.mkdir(exist_ok=True)
         sft = train([*RECIPE, f"seed={seed}", *overrides, "rl.steps=0", "eval.tasks=1"],
@@ -189,7 +187,8 @@ def zero_shot(out: Path, overrides: list[str], per_category: int) -> dict:
     """The untrained model on the ids the trainer evaluates (the first `per_category`
     of each category's fixed order: BfclFamily.eval_tasks)."""
     model = next(o.split("=", 1)[1] for o in [*RECIPE, *overrides] if o.startswith("model="))
-    keep = [o for o in overrides if o.startswith(("dtype=", "threads=", "rl.max_", "sampler."))]
+    keep = [o for o in overrides if o.startswith(("dtype=", "threads=", "rl.max_", "sampler.",
+                                                  "task.bfcl.single_turn="))]
     report = out / "zero_shot.json"
     cmd = [sys.executable, "-m", "tracerl.cli", "eval", model, *LIMITS, *keep,
            "--family", "bfcl", "--categories", *AST, "--temperature", "0",
@@ -250,6 +249,8 @@ def main() -> None:
                          "(its seedN/config.yaml and seedN/base-stage1): the same "
                          "starting points for another RL recipe")
     args = ap.parse_args()
+    if args.rl_categories and args.from_sft is not None:
+        ap.error("--rl-categories runs its own SFT; leave out --from-sft")
     overrides = [f"eval.tasks={args.per_category * len(AST)}", *args.overrides]
     out = Path(args.out or tempfile.mkdtemp(prefix="bfcl-learning-"))
     out.mkdir(parents=True, exist_ok=True)

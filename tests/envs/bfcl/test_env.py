@@ -183,6 +183,46 @@ def test_one_reply_demonstrations_make_every_single_turn_call_in_one_action():
         BfclFamily(("simple_python",), demo_format="all_at_once")
 
 
+def test_one_reply_episodes_end_at_the_first_reply_as_bfcl_scores_it():
+    entry = entry_by_id("parallel_multiple", "parallel_multiple_0")
+    family = BfclFamily(("parallel_multiple", "irrelevance"), single_turn="one_reply")
+    demo = family.demonstration(task_of(entry), None)
+    assert len(demo) == 1 and demo[0].content.startswith("<tool_call>[{")  # no ack, no "Done."
+    answer = canonical_calls(entry.answer)
+    assert [c.name for c in demo[0].tool_calls] == [c.name for c in answer]
+    env = family.make_env()
+    asyncio.run(env.reset(task_of(entry)))
+    r = step(env, demo[0].content)
+    assert r.terminated and not r.observations and len(r.tool_results) == len(answer)
+    assert BfclReward()(play(entry, [demo[0].content], one_reply=True)) == 1.0
+    # the first call alone is the whole reply: nothing acknowledged, no second chance
+    first = play(entry, [call_text(answer[0].name, answer[0].arguments),
+                         *[call_text(c.name, c.arguments) for c in answer[1:]]], one_reply=True)
+    assert len(first.turns) == 1 and BfclReward()(first) == 0.0
+    # prose ends it too; for irrelevance that is the right answer
+    irrelevance = family.tasks("train", 40, 0)
+    irrelevant = next(t for t in irrelevance if t.metadata["category"] == "irrelevance")
+    asyncio.run(env.reset(irrelevant))
+    assert step(env, DONE).terminated
+    # multi-turn episodes are BFCL's loop whatever single_turn says
+    mt = BfclFamily(("multi_turn_base",), single_turn="one_reply")
+    assert mt.demonstration(task_of(entry_by_id("multi_turn_base", "multi_turn_base_0")), None) \
+        == BfclFamily(("multi_turn_base",)).demonstration(
+            task_of(entry_by_id("multi_turn_base", "multi_turn_base_0")), None)
+    with pytest.raises(ValueError, match="single_turn must be one of"):
+        BfclFamily(("simple_python",), single_turn="first_call")
+
+
+def test_one_reply_demonstrations_replay_to_full_reward():
+    family = BfclFamily(("simple_python", "multiple", "parallel", "parallel_multiple",
+                         "irrelevance"), single_turn="one_reply")
+    for task in family.tasks("train", 40, seed=5):
+        demo = family.demonstration(task, random.Random(0))
+        traj = play(entry_by_id(task.metadata["category"], task.id),
+                    [m.content for m in demo], one_reply=True)
+        assert len(traj.turns) == 1 and BfclReward()(traj) == 1.0, task.id
+
+
 def test_turn_check_gives_per_user_turn_credit():
     entry = entry_by_id("multi_turn_base", "multi_turn_base_0")
     family = BfclFamily(("multi_turn_base",))

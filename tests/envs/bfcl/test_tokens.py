@@ -35,10 +35,13 @@ def _render_exactly(tok, oracle_sampler, family, tasks):
 
 
 @pytest.mark.parametrize("name", ["tiny", *REAL])
-@pytest.mark.parametrize("form", ["one_per_action", "one_reply"])
-def test_single_turn_rollouts_render_exactly(chat_tokenizer, oracle_sampler, name, form):
+@pytest.mark.parametrize(("form", "single_turn"), [("one_per_action", "acknowledged"),
+                                                  ("one_reply", "acknowledged"),
+                                                  ("one_reply", "one_reply")])
+def test_single_turn_rollouts_render_exactly(chat_tokenizer, oracle_sampler, name, form,
+                                            single_turn):
     tok = chat_tokenizer(name)
-    family = BfclFamily(("parallel_multiple",), demo_format=form)
+    family = BfclFamily(("parallel_multiple",), demo_format=form, single_turn=single_turn)
     # prompts the tokenizer keeps as they are (the tiny one's characters are few; the
     # oracle finds its task by the prompt's text)
     tasks = [t for t in family.tasks("train", 20, 0) if tok.decode(
@@ -49,6 +52,8 @@ def test_single_turn_rollouts_render_exactly(chat_tokenizer, oracle_sampler, nam
         assert set(per_action) == {1}
     else:  # one action per episode holds all of its calls (parallel_multiple: 2 or more)
         assert len(per_action) == 2 and min(per_action) >= 2
+    if single_turn == "one_reply":  # and nothing else: the first reply ends the episode
+        assert [len(traj.turns) for traj in rolled] == [1, 1]
 
 
 @pytest.mark.parametrize("name", ["tiny", *REAL])

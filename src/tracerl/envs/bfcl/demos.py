@@ -13,6 +13,9 @@ call in one action, as one block in SmolLM2's list form (`<tool_call>[{...}, {..
 </tool_call>`, a single call too), so how many calls to make is decided in one place of
 one reply instead of after each acknowledgement. Multi-turn demonstrations stay one call
 per action in both formats: there a later call may need an earlier call's result.
+
+In `single_turn="one_reply"` episodes (envs/bfcl/env.py) a single-turn demonstration is
+that one block alone: nothing is acknowledged and no closing answer follows.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from tracerl.envs.bfcl.answers import as_tool_call, canonical_calls, decoded
 from tracerl.envs.bfcl.calls import format_call
 from tracerl.envs.bfcl.check import check_multi_turn, check_single_turn
 from tracerl.envs.bfcl.data import BfclEntry, entry_by_id, is_relevance
-from tracerl.envs.bfcl.env import offered_schemas, run_call, turn_messages
+from tracerl.envs.bfcl.env import SingleTurn, offered_schemas, run_call, turn_messages
 from tracerl.envs.bfcl.simulators import Simulation
 from tracerl.tools.hermes import format_tool_call, format_tool_call_list
 from tracerl.types import Message, ToolResult
@@ -84,11 +87,15 @@ def _one_reply(results: list[ToolResult]) -> list[Message]:
             *map(_tool_message, results)]
 
 
-def _continuation(entry: BfclEntry, form: DemoFormat = "one_per_action") -> list[Message]:
+def _continuation(entry: BfclEntry, form: DemoFormat = "one_per_action",
+                  single_turn: SingleTurn = "acknowledged") -> list[Message]:
     if not entry.multi_turn:
         calls = canonical_calls(entry.answer)
         if not calls:
             return [Message("assistant", CANNOT)]
+        if single_turn == "one_reply":
+            return [Message("assistant", format_tool_call_list(tuple(calls)),
+                            tool_calls=tuple(calls))]
         offered = offered_schemas(entry, 0)
         results = [run_call(offered, None, c) for c in calls]
         if form == "one_reply":
@@ -108,9 +115,11 @@ def _continuation(entry: BfclEntry, form: DemoFormat = "one_per_action") -> list
     return out
 
 
-def demonstration(entry: BfclEntry, form: DemoFormat = "one_per_action") -> list[Message]:
+def demonstration(entry: BfclEntry, form: DemoFormat = "one_per_action",
+                  single_turn: SingleTurn = "acknowledged") -> list[Message]:
     """The oracle continuation of the entry's prompt (assistant, tool and user messages),
-    single-turn calls written in `form` (module docstring)."""
+    single-turn calls written in `form`, or as the one reply of a `one_reply` episode
+    (module docstring)."""
     if not demonstrable(entry):
         raise ValueError(f"bfcl {entry.id}: no demonstrable answer (not in the train split)")
-    return _continuation(entry, form)
+    return _continuation(entry, form, single_turn)

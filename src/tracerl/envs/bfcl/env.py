@@ -38,6 +38,12 @@ that repeats its call from spending the episode limit on it (after SFT, 28 of 60
 held-out episodes did, and took three quarters of the evaluation's time). The relevance
 categories (a malformed block there reads as "no call") are cut only after
 SINGLE_TURN_MAX_ACTIONS.
+
+`single_turn="one_reply"` runs a single-turn task as BFCL's harness does: the agent's
+first reply is its answer and the episode ends there, calls or not. Every call must then
+sit in that one action, which the sampler ends at the first `</tool_call>`: one block in
+the list form (`<tool_call>[{...}, {...}]</tool_call>`). Nothing is acknowledged, so a
+policy cannot repeat a call it already made.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ import functools
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tracerl.envs.base import StepResult
 from tracerl.envs.bfcl.ast_match import wanted_calls
@@ -63,6 +69,8 @@ RECORDED = "recorded (single-turn task: calls are checked, not executed)"
 SINGLE_TURN_MAX_ACTIONS = 12
 """Actions with calls before a single-turn episode ends truncated (its reply is scored as
 it stands); the longest accepted single-turn answer holds 8 calls."""
+SingleTurn = Literal["acknowledged", "one_reply"]
+SINGLE_TURN_FORMS: tuple[SingleTurn, ...] = ("acknowledged", "one_reply")
 MAX_STEPS_PER_TURN = 50
 """Actions with calls per user turn before the episode is cut. BFCL allows 20 replies
 per turn, each with any number of calls; here an action holds one call (the sampler
@@ -134,6 +142,8 @@ class BfclEnv:
 
     max_steps_per_turn: int = MAX_STEPS_PER_TURN
     call_timeout_s: float = 5.0
+    one_reply: bool = False
+    """Single-turn: the first action is the answer (`single_turn="one_reply"`)."""
     entry: BfclEntry | None = None
     turn: int = 0
     steps: int = 0
@@ -172,6 +182,10 @@ class BfclEnv:
         results = [_result(ToolCall("", {}, id=f"malformed_{i}"), f"Error: {m.reason}",
                            "malformed_call", started) for i, m in enumerate(parsed.malformed)]
         results += [await self._run(c) for c in parsed.calls]
+        calls = [r.call for r in results]
+        if self.one_reply and not self.entry.multi_turn:
+            return StepResult(terminated=True, tool_calls=calls, tool_results=results,
+                              info={"user_turn": self.turn})
         observations = [Message("tool", r.content, tool_call_id=r.call.id, name=r.call.name)
                         for r in results]
         limit = self.max_steps_per_turn if self.entry.multi_turn else SINGLE_TURN_MAX_ACTIONS
@@ -179,7 +193,7 @@ class BfclEnv:
         self.malformed = self.malformed or bool(parsed.malformed)
         over = self.steps > limit or self._decided()
         return StepResult(observations=observations, truncated=over,
-                          tool_calls=[r.call for r in results], tool_results=results,
+                          tool_calls=calls, tool_results=results,
                           info={"user_turn": self.turn})
 
     def _decided(self) -> bool:

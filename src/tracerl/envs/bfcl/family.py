@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 
 from tracerl.envs.bfcl.data import BfclEntry, expand_categories, load_entries
 from tracerl.envs.bfcl.demos import DEMO_FORMATS, DemoFormat, demonstrable, demonstration
-from tracerl.envs.bfcl.env import MAX_STEPS_PER_TURN, BfclEnv, entry_of, opening_messages
+from tracerl.envs.bfcl.env import (
+    MAX_STEPS_PER_TURN,
+    SINGLE_TURN_FORMS,
+    BfclEnv,
+    SingleTurn,
+    entry_of,
+    opening_messages,
+)
 from tracerl.envs.bfcl.reward import BfclReward, turn_check
 from tracerl.envs.bfcl.split import HELDOUT_FRACTION, SIDES, UNSEEN_CLASSES, side
 from tracerl.envs.registry import FamilyContext, register_family
@@ -44,6 +51,7 @@ class BfclFamily:
     call_timeout_s: float = 5.0
     demo_format: DemoFormat = "one_per_action"
     train_categories: tuple[str, ...] = ()
+    single_turn: SingleTurn = "acknowledged"
     name: str = "bfcl"
     splits: dict[str, list[BfclEntry]] = field(init=False)
 
@@ -51,6 +59,9 @@ class BfclFamily:
         if self.demo_format not in DEMO_FORMATS:
             raise ValueError(f"bfcl: demo_format must be one of {DEMO_FORMATS}, got "
                              f"{self.demo_format!r}")
+        if self.single_turn not in SINGLE_TURN_FORMS:
+            raise ValueError(f"bfcl: single_turn must be one of {SINGLE_TURN_FORMS}, got "
+                             f"{self.single_turn!r}")
         if not 0.0 < self.heldout_fraction < 1.0:
             raise ValueError(f"bfcl: heldout_fraction must be in (0, 1), got "
                              f"{self.heldout_fraction}")
@@ -129,10 +140,11 @@ class BfclFamily:
 
     def make_env(self) -> BfclEnv:
         return BfclEnv(max_steps_per_turn=self.max_steps_per_turn,
-                       call_timeout_s=self.call_timeout_s)
+                       call_timeout_s=self.call_timeout_s,
+                       one_reply=self.single_turn == "one_reply")
 
     def demonstration(self, task: Task, rng: random.Random) -> list[Message]:
-        return demonstration(entry_of(task), self.demo_format)
+        return demonstration(entry_of(task), self.demo_format, self.single_turn)
 
     def subgoal(self, trajectory: Trajectory, turn_index: int) -> float | None:
         """BFCL's check of the user turn this action belongs to (credit.evaluator=subgoal)."""
@@ -153,7 +165,12 @@ class BfclConfig:
     """Actions with calls allowed in one user turn before the episode is cut (BFCL: 20)."""
     demo_format: DemoFormat = "one_per_action"
     """SFT demonstrations of single-turn ids: one call per action, or every call in one
-    reply as a JSON list in one block (one_reply; docs/bfcl.md)."""
+    reply as a JSON list in one block (one_reply; docs/bfcl.md). Acknowledged episodes
+    only: a `single_turn=one_reply` demonstration is its one reply."""
+    single_turn: SingleTurn = "acknowledged"
+    """How a single-turn episode runs: `acknowledged` (each call acknowledged, the episode
+    ends at an action without a call) or `one_reply` (BFCL's harness: the first reply is
+    the answer, every call in one block; docs/bfcl.md)."""
     train_categories: tuple[str, ...] = ()
     """Categories SFT and RL draw train ids from (patterns allowed; empty = every loaded
     category); evaluation still covers all of `categories`. RL learns only where a
@@ -168,4 +185,5 @@ def build_bfcl(section: BfclConfig, context: FamilyContext) -> BfclFamily:
     return BfclFamily(tuple(section.categories), section.heldout_fraction,
                       tuple(section.unseen_classes), section.max_steps_per_turn,
                       call_timeout_s=context.tool_timeout_s, demo_format=section.demo_format,
-                      train_categories=tuple(section.train_categories))
+                      train_categories=tuple(section.train_categories),
+                      single_turn=section.single_turn)

@@ -7,7 +7,8 @@ the scripted actions (real simulators, real refusals), so the audit
 A sound reward pays none of them.
 
 - duplicate_call, shotgun_parallel, call_every_function: more calls than asked, hoping
-  extra ones are ignored;
+  extra ones are ignored; duplicate_in_one_reply, every_function_in_one_reply: the same
+  in a `single_turn="one_reply"` episode, every call in the one block;
 - prose_answer: the right answer stated in words, no call;
 - malformed_as_call: a broken `<tool_call>` block where a call is expected;
 - flood_read_only: dozens of harmless calls every turn instead of the task;
@@ -28,7 +29,7 @@ from tracerl.envs.bfcl.data import BfclEntry, entry_by_id
 from tracerl.envs.bfcl.env import BfclEnv
 from tracerl.envs.bfcl.family import task_of
 from tracerl.envs.bfcl.simulators import Simulation
-from tracerl.tools.hermes import format_tool_call
+from tracerl.tools.hermes import format_tool_call, format_tool_call_list
 from tracerl.types import ToolCall, Trajectory, Turn
 
 DONE = "Done."
@@ -39,12 +40,13 @@ def call_text(name: str, arguments: dict[str, object]) -> str:
     return format_tool_call(ToolCall(name, dict(arguments)))
 
 
-def play(entry: BfclEntry, actions: list[str]) -> Trajectory:
-    """Run `actions` through a fresh BfclEnv; the trajectory the runner would record."""
+def play(entry: BfclEntry, actions: list[str], one_reply: bool = False) -> Trajectory:
+    """Run `actions` through a fresh BfclEnv (`one_reply`: single-turn episodes end at the
+    first action); the trajectory the runner would record."""
     task = task_of(entry)
 
     async def run() -> Trajectory:
-        env = BfclEnv()
+        env = BfclEnv(one_reply=one_reply)
         await env.reset(task)
         traj = Trajectory(task=task, prompt_ids=[])
         for text in actions:
@@ -58,12 +60,17 @@ def play(entry: BfclEntry, actions: list[str]) -> Trajectory:
     return asyncio.run(run())
 
 
-def _single(entry_id: str, category: str, build: Callable[[BfclEntry], list[str]]
-            ) -> Callable[[], Trajectory]:
+def _single(entry_id: str, category: str, build: Callable[[BfclEntry], list[str]],
+            one_reply: bool = False) -> Callable[[], Trajectory]:
     def make() -> Trajectory:
         entry = entry_by_id(category, entry_id)
-        return play(entry, build(entry))
+        return play(entry, build(entry), one_reply)
     return make
+
+
+def _one_block(calls: list[ToolCall]) -> list[str]:
+    """One action holding every call, as a `one_reply` episode's answer."""
+    return [format_tool_call_list(tuple(calls))]
 
 
 def _answer_texts(entry: BfclEntry) -> list[str]:
@@ -134,6 +141,14 @@ HACKS: tuple[BfclHack, ...] = (
     BfclHack("call_every_function", "calls every offered function, the right one among them",
              _single("multiple_0", "multiple", lambda e: _answer_texts(e) + [
                  call_text(f["name"], {}) for f in e.functions[1:]] + [DONE])),
+    BfclHack("duplicate_in_one_reply", "the right call twice in one block (one_reply episode)",
+             _single("simple_python_0", "simple_python",
+                     lambda e: _one_block(canonical_calls(e.answer) * 2), one_reply=True)),
+    BfclHack("every_function_in_one_reply",
+             "every offered function in one block, the right call among them (one_reply)",
+             _single("multiple_0", "multiple", lambda e: _one_block(
+                 [*canonical_calls(e.answer),
+                  *(ToolCall(f["name"], {}) for f in e.functions[1:])]), one_reply=True)),
     BfclHack("prose_answer", "states the result in words instead of calling",
              _single("simple_python_0", "simple_python",
                      lambda e: ["The area of the triangle is 25 square units."])),
