@@ -21,7 +21,11 @@ TINY = ["tiny.hidden_size=32", "tiny.layers=1", "tiny.heads=2", "tiny.intermedia
         "rl.max_turn_tokens=16", "rl.max_response_tokens=64", "eval.tasks=2",
         "log.progress=false", "log.tensorboard=false", "trace.enabled=false",
         "rl.mode=async", "runtime=ray", "ray.rollout_workers=2", "ray.reward_workers=1",
-        "rl.drop_uniform_groups=false", "rl.steps=8", "task.calc.tool_latency=30"]
+        "rl.drop_uniform_groups=false", "rl.steps=8", "task.calc.tool_latency=250"]
+"""Tool calls of 250 ms keep the rollout workers slower than the learner, so worker 0 holds
+a group whenever the killer looks, however loaded the machine (at 30 ms, on a machine
+running three trainings beside the suite, the workers sat idle at the staleness limit
+between updates and the killer never found worker 0 busy)."""
 
 
 def _kill_first_worker_once_busy(trainer: Trainer, killed: list, learner: list) -> None:
