@@ -82,3 +82,29 @@ def test_an_interrupt_inside_a_task_is_raised_once_and_not_reported_again(caplog
     run_sync(_leaves_a_failed_task())
     gc.collect()
     assert "never retrieved" in caplog.text and "a real error nobody awaited" in caplog.text
+
+
+async def _interrupted_while_the_loop_closes(loops: list) -> str:
+    """Sends Ctrl-C from inside the loop's own close(), before it has closed anything."""
+    loop = asyncio.get_running_loop()
+    loops.append(loop)
+    close = loop.close
+
+    def close_under_ctrl_c() -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # Python runs the handler between bytecodes, soon after
+            pass
+        close()
+
+    loop.close = close_under_ctrl_c
+    return "done"
+
+
+def test_ctrl_c_while_the_loop_closes_is_raised_after_it_is_closed():
+    """Raised mid-close it would leave a half-closed loop, whose __del__ prints an
+    "Invalid file descriptor: -1" traceback at exit."""
+    loops: list = []
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(_interrupted_while_the_loop_closes(loops))
+    assert loops[0].is_closed()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

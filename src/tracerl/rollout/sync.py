@@ -15,6 +15,14 @@ nobody retrieves it, so when the task is collected asyncio would print "Task exc
 was never retrieved" and the interrupt's whole traceback under the trainer's one-line
 message (a flaky Ctrl-C test again). The caller has already received that interrupt, so
 the loop's exception handler drops reports of it and passes everything else on.
+
+A Ctrl-C must not land while the loop is being made or closed: raised in the middle of
+`loop.close()` (between closing its self-pipe socket and forgetting it) it leaves a
+half-closed loop, whose `__del__` later prints a "Invalid file descriptor: -1" traceback
+at exit (seen as a flaky Ctrl-C test: every synchronous rollout step makes and closes a
+loop, so the signal often arrives there). The interrupt is therefore raised at once only
+while the coroutine runs; one arriving outside that window is held and raised as soon as
+the loop is closed.
 """
 
 from __future__ import annotations
@@ -28,8 +36,17 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+class _Gate:
+    """The SIGINT handler of one `run_sync` call: raises while open, holds otherwise."""
+
+    def __init__(self) -> None:
+        self.open = False
+        self.held = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.open:
+            raise KeyboardInterrupt
+        self.held = True
 
 
 def _drop_interrupts(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -38,10 +55,19 @@ def _drop_interrupts(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -
     loop.default_exception_handler(context)
 
 
-def _run(coro: Coroutine[Any, Any, T]) -> T:
+def _run(coro: Coroutine[Any, Any, T], gate: _Gate | None = None) -> T:
     with asyncio.Runner() as runner:
         runner.get_loop().set_exception_handler(_drop_interrupts)
-        return runner.run(coro)
+        if gate is None:
+            return runner.run(coro)
+        gate.open = True
+        try:
+            if gate.held:  # arrived while the loop was being made
+                coro.close()
+                raise KeyboardInterrupt
+            return runner.run(coro)
+        finally:
+            gate.open = False
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -50,8 +76,12 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     main = threading.current_thread() is threading.main_thread()
     if not main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return _run(coro)
-    signal.signal(signal.SIGINT, _interrupt)
+    gate = _Gate()
+    signal.signal(signal.SIGINT, gate)
     try:
-        return _run(coro)
+        result = _run(coro, gate)
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if gate.held:  # arrived while the loop was being closed: now it is closed
+        raise KeyboardInterrupt
+    return result
