@@ -21,11 +21,15 @@ TINY = ["tiny.hidden_size=32", "tiny.layers=1", "tiny.heads=2", "tiny.intermedia
         "rl.max_turn_tokens=16", "rl.max_response_tokens=64", "eval.tasks=2",
         "log.progress=false", "log.tensorboard=false", "trace.enabled=false",
         "rl.mode=async", "runtime=ray", "ray.rollout_workers=2", "ray.reward_workers=1",
-        "rl.drop_uniform_groups=false", "rl.steps=8", "task.calc.tool_latency=250"]
-"""Tool calls of 250 ms keep the rollout workers slower than the learner, so worker 0 holds
-a group whenever the killer looks, however loaded the machine (at 30 ms, on a machine
-running three trainings beside the suite, the workers sat idle at the staleness limit
-between updates and the killer never found worker 0 busy)."""
+        "rl.drop_uniform_groups=false", "rl.steps=8", "task.calc.tool_latency=30",
+        "rl.buffer_groups=2"]
+"""One step's groups in flight at most (`rl.buffer_groups` = `rl.tasks_per_step`): a step
+submits the next step's two groups, one to each worker, before its update, and they stay
+assigned until the next step drains them, so worker 0 holds a group nearly all the time
+however slow the learner is. With the default room for two steps, a machine loaded enough
+to slow the learner let the workers fill the buffer and sit idle, and the killer, whose
+question then also waited behind whole steps (the learner now answers it on a thread of
+its own), never found worker 0 busy (seen in CI at 30 and at 250 ms tool calls)."""
 
 
 def _kill_first_worker_once_busy(trainer: Trainer, killed: list, learner: list) -> None:

@@ -45,6 +45,11 @@ from tracerl.train.runner import build_runner, build_sampler, build_task_family
 from tracerl.train.step import StepInterrupted, StepResult
 
 LEARNER_FILES = (STATE_FILE, BUFFER_FILE, CRITIC_FILE)
+MONITOR = "monitor"
+"""The learner actor's concurrency group for read-only questions (`rollout_workers`,
+`pid`): they are answered on a thread of their own while a step runs. In the default
+group, which runs one method at a time, they waited behind whole steps (over a minute
+each on a loaded machine)."""
 """What the learner adds to a checkpoint beyond the policy and the optimizer."""
 
 
@@ -102,10 +107,13 @@ class LearnerActor:
         return LearnerSnapshot(trained_weights(self.rl.policy.model),
                                self.optimizer.state_dict(), files)
 
+    @ray.method(concurrency_group=MONITOR)
     def rollout_workers(self) -> list[tuple[Any, int]]:
-        """Each live rollout worker actor and the groups it holds now (for monitoring)."""
+        """Each live rollout worker actor and the groups it holds now (for monitoring;
+        answered while a step runs, so a snapshot of counts the step is changing)."""
         return self.loop.pool.workers()  # type: ignore[attr-defined]
 
+    @ray.method(concurrency_group=MONITOR)
     def pid(self) -> int:
         return os.getpid()
 
@@ -131,7 +139,7 @@ class RemoteLearner:
         try:
             self.placement = make_placement(config.ray)
             ray_cfg = config.ray
-            self.actor = ray.remote(LearnerActor).options(
+            self.actor = ray.remote(concurrency_groups={MONITOR: 1})(LearnerActor).options(
                 num_cpus=ray_cfg.learner_cpus, num_gpus=ray_cfg.learner_gpus, max_restarts=0,
                 scheduling_strategy=in_bundle(self.placement, LEARNER_BUNDLE),
             ).remote(config, (rl.policy, rl.ref), None if rebuild_family else family,
