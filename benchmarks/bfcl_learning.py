@@ -19,7 +19,11 @@ accuracies), the mean over tasks, per-category accuracies, the whole process's w
 (model load, SFT, both evaluations, RL) and its peak RSS (wait4). Over seeds: means,
 the spread, and the RL-over-SFT gain with two 95% intervals: Student's t over the seeds'
 paired gains, and a bootstrap over held-out tasks (resampled within each category, the
-same resample for every seed). The data is BFCL v4's, from the bfcl-eval wheel.
+same resample for every seed). Per seed too, the two habits GRPO has been seen to change
+(docs/benchmarks.md, BFCL attempts five to eight), counted in the held-out episodes after
+SFT and after RL from the traces: episodes that make one call twice (same function, same
+arguments), and episodes cut by a limit rather than ended by the policy. The data is BFCL
+v4's, from the bfcl-eval wheel.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import tempfile
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tracerl.train.rl_config import RLConfig
@@ -86,6 +90,8 @@ class SeedRun:
     cpu_s: float
     """User + system CPU time of the process (and its children)."""
     peak_rss_gb: float
+    habits: tuple[Habits, Habits]
+    """After SFT, after RL."""
 
 
 def eval_scores(run_dir: Path, name: str) -> tuple[dict[str, float], dict[str, float]]:
@@ -101,6 +107,31 @@ def eval_scores(run_dir: Path, name: str) -> tuple[dict[str, float], dict[str, f
         raise SystemExit(f"{run_dir}: expected evaluations before and after RL, got steps "
                          f"{sorted(steps)}")
     return steps[min(steps)], steps[max(steps)]
+
+
+@dataclass(frozen=True)
+class Habits:
+    """Held-out episodes of one evaluation that repeat a call, and that were cut."""
+
+    repeats: int
+    cut: int
+
+
+def eval_habits(run_dir: Path, name: str) -> tuple[Habits, Habits]:
+    """The first (after SFT) and last (after RL) held-out evaluation's habits, from the
+    TOOL spans (function name, arguments) and the status of each episode."""
+    from tracerl.trace.store import TraceStore
+
+    by_step: dict[int, list[tuple[bool, bool]]] = defaultdict(list)
+    with TraceStore(run_dir) as store:
+        for r in store.trajectories(run=f"{name}:eval"):
+            calls = [(s.name, s.attributes.get("input.value")) for s in store.spans(r.trace_id)
+                     if s.attributes.get("openinference.span.kind") == "TOOL"]
+            by_step[r.step].append((len(calls) != len(set(calls)), r.status != "done"))
+    def habits(episodes: list[tuple[bool, bool]]) -> Habits:
+        return Habits(sum(rep for rep, _ in episodes), sum(cut for _, cut in episodes))
+
+    return habits(by_step[min(by_step)]), habits(by_step[max(by_step)])
 
 
 def recipe(seed: int, from_sft: Path | None) -> list[str]:
@@ -180,7 +211,7 @@ def run_seed(seed: int, out: Path, overrides: list[str], from_sft: Path | None =
     before = [sft] if sft is not None else []
     return SeedRun(seed, after_sft, after_rl, sum(p.wall_s for p in [*before, rl]), rl_s,
                    sum(p.cpu_s for p in [*before, rl]),
-                   max(p.peak_rss_gb for p in [*before, rl]))
+                   max(p.peak_rss_gb for p in [*before, rl]), eval_habits(out / name, name))
 
 
 def zero_shot(out: Path, overrides: list[str], per_category: int) -> dict:
@@ -280,13 +311,16 @@ def main() -> None:
         print(f"seed {s}: Non-Live AST after SFT {sft:.1f} -> after RL {rl:.1f} "
               f"({rl - sft:+.1f}); tasks {100 * statistics.fmean(r.after_sft.values()):.1f} "
               f"-> {100 * statistics.fmean(r.after_rl.values()):.1f}; "
-              f"after RL by category {per_category(r.after_rl)}; "
+              f"after RL by category {per_category(r.after_rl)}; held-out episodes that "
+              f"repeat a call {r.habits[0].repeats} -> {r.habits[1].repeats}, cut "
+              f"{r.habits[0].cut} -> {r.habits[1].cut} (of {len(r.after_rl)}); "
               f"wall {r.wall_s / 60:.1f} min (RL and last eval {r.rl_s / 60:.1f}), "
               f"CPU {r.cpu_s / 60:.1f} min, peak RSS {r.peak_rss_gb:.2f} GB", flush=True)
         (out / "seeds.json").write_text(json.dumps(
             [{"seed": x.seed, "wall_s": x.wall_s, "rl_s": x.rl_s, "cpu_s": x.cpu_s,
               "peak_rss_gb": x.peak_rss_gb, "after_sft": x.after_sft,
-              "after_rl": x.after_rl} for x in runs], indent=1))
+              "after_rl": x.after_rl, "habits": [asdict(h) for h in x.habits]}
+             for x in runs], indent=1))
     sft = [non_live_ast(r.after_sft) for r in runs]
     rl = [non_live_ast(r.after_rl) for r in runs]
     gains = [b - a for a, b in zip(sft, rl, strict=True)]
