@@ -128,6 +128,7 @@ def eval_habits(run_dir: Path, name: str) -> tuple[Habits, Habits]:
             calls = [(s.name, s.attributes.get("input.value")) for s in store.spans(r.trace_id)
                      if s.attributes.get("openinference.span.kind") == "TOOL"]
             by_step[r.step].append((len(calls) != len(set(calls)), r.status != "done"))
+
     def habits(episodes: list[tuple[bool, bool]]) -> Habits:
         return Habits(sum(rep for rep, _ in episodes), sum(cut for _, cut in episodes))
 

@@ -55,11 +55,9 @@ def _drop_interrupts(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -
     loop.default_exception_handler(context)
 
 
-def _run(coro: Coroutine[Any, Any, T], gate: _Gate | None = None) -> T:
+def _run(coro: Coroutine[Any, Any, T], gate: _Gate) -> T:
     with asyncio.Runner() as runner:
         runner.get_loop().set_exception_handler(_drop_interrupts)
-        if gate is None:
-            return runner.run(coro)
         gate.open = True
         try:
             if gate.held:  # arrived while the loop was being made
@@ -73,10 +71,10 @@ def _run(coro: Coroutine[Any, Any, T], gate: _Gate | None = None) -> T:
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(coro)`, with Ctrl-C raising KeyboardInterrupt at once on the main
     thread (asyncio leaves a SIGINT handler other than Python's default alone)."""
+    gate = _Gate()  # installed only where this call owns Ctrl-C; otherwise it never holds
     main = threading.current_thread() is threading.main_thread()
     if not main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return _run(coro)
-    gate = _Gate()
+        return _run(coro, gate)
     signal.signal(signal.SIGINT, gate)
     try:
         result = _run(coro, gate)

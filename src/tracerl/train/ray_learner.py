@@ -45,12 +45,12 @@ from tracerl.train.runner import build_runner, build_sampler, build_task_family
 from tracerl.train.step import StepInterrupted, StepResult
 
 LEARNER_FILES = (STATE_FILE, BUFFER_FILE, CRITIC_FILE)
+"""What the learner adds to a checkpoint beyond the policy and the optimizer."""
 MONITOR = "monitor"
 """The learner actor's concurrency group for read-only questions (`rollout_workers`,
 `pid`): they are answered on a thread of their own while a step runs. In the default
 group, which runs one method at a time, they waited behind whole steps (over a minute
 each on a loaded machine)."""
-"""What the learner adds to a checkpoint beyond the policy and the optimizer."""
 
 
 @dataclass(frozen=True)
