@@ -95,14 +95,17 @@ class SeedRun:
 
 
 def eval_scores(run_dir: Path, name: str) -> tuple[dict[str, float], dict[str, float]]:
-    """The first (after SFT) and last (after RL) held-out evaluation, per task."""
+    """The first (after SFT) and last (after RL) held-out evaluation, per task: 1.0 where
+    the reward was a success (BFCL accepted; `task.bfcl.reward=partial` pays less than
+    1.0 for anything else), else 0.0."""
     from tracerl.trace.store import TraceStore
+    from tracerl.train.evaluate import SUCCESS_THRESHOLD
 
     with TraceStore(run_dir) as store:
         rows = store.trajectories(run=f"{name}:eval")
     steps: dict[int, dict[str, float]] = defaultdict(dict)
     for r in rows:
-        steps[r.step][r.task_id] = float(r.reward or 0.0)
+        steps[r.step][r.task_id] = float((r.reward or 0.0) >= SUCCESS_THRESHOLD)
     if len(steps) < 2:
         raise SystemExit(f"{run_dir}: expected evaluations before and after RL, got steps "
                          f"{sorted(steps)}")

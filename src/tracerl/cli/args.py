@@ -165,8 +165,9 @@ def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("reward", help="code_tests, math_answer, bfcl (BFCL's reward against "
-                                       "its own hacks on real entries), or module:attr")
+    parser.add_argument("reward", help="code_tests, math_answer, bfcl or bfcl_partial (BFCL's "
+                                       "rewards against its own hacks on real entries), or "
+                                       "module:attr")
     parser.add_argument("--category", action="append", choices=HACK_CATEGORIES,
                         help="only hacks of this category (repeatable; default: all)")
     parser.add_argument("--timeout", type=float, default=2.0,

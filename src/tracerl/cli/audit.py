@@ -14,19 +14,22 @@ from tracerl.cli.args import AUDIT_DESCRIPTION
 from tracerl.cli.args import add_audit_arguments as add_arguments
 from tracerl.rewards.audit import AuditReport, audit, resolve_reward
 
+BFCL_REWARDS = {"bfcl": "bfcl", "bfcl_partial": "partial"}
+"""Audit names of the BFCL family's rewards (`task.bfcl.reward`)."""
 
-def _bfcl_report() -> AuditReport:
-    """The BFCL reward against its own hacks, played on real BFCL entries."""
+
+def _bfcl_report(name: str) -> AuditReport:
+    """A BFCL reward against the family's own hacks, played on real BFCL entries."""
     from tracerl.envs.bfcl.hacks import HACKS
-    from tracerl.envs.bfcl.reward import BfclReward
+    from tracerl.envs.bfcl.reward import REWARDS
 
-    return audit(BfclReward(), hacks=HACKS)
+    return audit(REWARDS[BFCL_REWARDS[name]](), hacks=HACKS)
 
 
 def run(args: argparse.Namespace) -> int:
     options = {"timeout_s": args.timeout} if args.reward in ("code_tests", "math_answer") else {}
-    if args.reward == "bfcl":
-        report = _bfcl_report()
+    if args.reward in BFCL_REWARDS:
+        report = _bfcl_report(args.reward)
     else:
         try:
             reward = resolve_reward(args.reward, **options)

@@ -154,7 +154,7 @@ def _value_check(param: str, value: Any, accepted: list[Any], expected: type,
         f"{accepted}")
 
 
-def _param_check(param: str, value: Any, doc: dict[str, Any], accepted: list[Any]
+def param_check(param: str, value: Any, doc: dict[str, Any], accepted: list[Any]
                  ) -> Mismatch | None:
     kind = doc.get("type")
     if kind not in PYTHON_TYPES:
@@ -200,7 +200,7 @@ def check_call(doc: dict[str, Any] | None, output: dict[str, Any],
         if param not in properties or param not in accepted:
             return Mismatch("simple_function_checker:unexpected_param",
                             f"unexpected parameter {param!r}")
-        mismatch = _param_check(param, value, properties[param], accepted[param])
+        mismatch = param_check(param, value, properties[param], accepted[param])
         if mismatch is not None:
             return mismatch
     for param, values in accepted.items():

@@ -25,7 +25,7 @@ from tracerl.envs.bfcl.env import (
     entry_of,
     opening_messages,
 )
-from tracerl.envs.bfcl.reward import BfclReward, turn_check
+from tracerl.envs.bfcl.reward import REWARDS, turn_check
 from tracerl.envs.bfcl.split import HELDOUT_FRACTION, SIDES, UNSEEN_CLASSES, side
 from tracerl.envs.registry import FamilyContext, register_family
 from tracerl.types import Message, Task, Trajectory
@@ -52,6 +52,7 @@ class BfclFamily:
     demo_format: DemoFormat = "one_per_action"
     train_categories: tuple[str, ...] = ()
     single_turn: SingleTurn = "acknowledged"
+    reward_name: str = "bfcl"
     name: str = "bfcl"
     splits: dict[str, list[BfclEntry]] = field(init=False)
 
@@ -62,6 +63,9 @@ class BfclFamily:
         if self.single_turn not in SINGLE_TURN_FORMS:
             raise ValueError(f"bfcl: single_turn must be one of {SINGLE_TURN_FORMS}, got "
                              f"{self.single_turn!r}")
+        if self.reward_name not in REWARDS:
+            raise ValueError(f"bfcl: reward must be one of {sorted(REWARDS)}, got "
+                             f"{self.reward_name!r}")
         if not 0.0 < self.heldout_fraction < 1.0:
             raise ValueError(f"bfcl: heldout_fraction must be in (0, 1), got "
                              f"{self.heldout_fraction}")
@@ -77,7 +81,7 @@ class BfclFamily:
             if where == "train" and not demonstrable(entry):
                 continue  # no accepted answer to learn from (split.py)
             self.splits[where].append(entry)
-        self.reward = BfclReward()
+        self.reward = REWARDS[self.reward_name]()
 
     @property
     def max_turns(self) -> int:
@@ -176,6 +180,11 @@ class BfclConfig:
     category); evaluation still covers all of `categories`. RL learns only where a
     group's samples differ, so a curriculum may train on the categories the policy
     already solves sometimes."""
+    reward: str = "bfcl"
+    """What training optimises: `bfcl` (1.0 iff BFCL's checker accepts, else 0.0) or
+    `partial` (the same 1.0, and up to 0.5 for a rejected single-turn answer of the right
+    shape, by the share of the accepted calls' parameters it gets right; envs/bfcl/
+    partial.py). Held-out success is BFCL's verdict either way."""
 
 
 @register_family("bfcl", BfclConfig)
@@ -186,4 +195,4 @@ def build_bfcl(section: BfclConfig, context: FamilyContext) -> BfclFamily:
                       tuple(section.unseen_classes), section.max_steps_per_turn,
                       call_timeout_s=context.tool_timeout_s, demo_format=section.demo_format,
                       train_categories=tuple(section.train_categories),
-                      single_turn=section.single_turn)
+                      single_turn=section.single_turn, reward_name=section.reward)

@@ -12,6 +12,8 @@ functions the agreement benchmark holds against BFCL's checker:
   as BFCL leaves out a step it could not decode.
 
 The reward is 1.0 when BFCL's verdict is valid, else 0.0: BFCL's accuracy, per episode.
+`BfclPartialReward` (`task.bfcl.reward=partial`) pays the same 1.0 and, for a rejected
+single-turn answer of the right shape, partial credit below it (envs/bfcl/partial.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from tracerl.envs.bfcl.calls import format_call
 from tracerl.envs.bfcl.check import Verdict, check_multi_turn, check_single_turn, turn_verdicts
 from tracerl.envs.bfcl.env import entry_of
+from tracerl.envs.bfcl.partial import partial_credit
 from tracerl.types import Trajectory
 
 RAN = (None, "tool_raised")
@@ -71,6 +74,29 @@ class BfclReward:
 
     def __call__(self, trajectory: Trajectory) -> float | None:
         return float(verdict(trajectory).valid)
+
+
+@dataclass
+class BfclPartialReward:
+    """1.0 iff BFCL's checker would accept the episode; else, on single-turn AST
+    categories, up to PARTIAL_CAP for the parts of the accepted answer the calls get
+    right (envs/bfcl/partial.py). A training reward: success is still BFCL's verdict."""
+
+    name: str = "bfcl_partial"
+
+    def __call__(self, trajectory: Trajectory) -> float | None:
+        if verdict(trajectory).valid:
+            return 1.0
+        entry = entry_of(trajectory.task)
+        if entry.multi_turn:
+            return 0.0
+        return partial_credit(entry.category, list(entry.functions), entry.answer,
+                              decoded_single(trajectory))
+
+
+REWARDS = {"bfcl": BfclReward, "partial": BfclPartialReward}
+"""`task.bfcl.reward`: the reward training optimises (evaluation counts BFCL's verdict
+either way: success is a reward of 1.0)."""
 
 
 def user_turn_of_actions(trajectory: Trajectory) -> list[int]:
