@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tracerl.algorithms.bipartite import max_bipartite_matching
 from tracerl.evals.args_compare import ArgsComparator, ArgsOption, comparator_for, differing_keys
-from tracerl.evals.bipartite import max_bipartite_matching
 from tracerl.evals.fault import Unjudged
 from tracerl.evals.items import parse_message
 from tracerl.types import Message

@@ -19,7 +19,7 @@ all-or-nothing reward refuses (envs/bfcl/hacks.py) is paid here either. Zero for
   state or a turn passed by read-only calls is not progress to pay for).
 
 Otherwise each accepted call is paired with one output call (the pairing that gets most
-right: tracerl.evals.bipartite) and scores the share of its parameter slots that are
+right: tracerl.algorithms.bipartite) and scores the share of its parameter slots that are
 right. The slots are the parameters the accepted call needs (those it lists without
 BFCL's optional marker `""`) and every parameter the output call gives; a slot is right
 when it is given and BFCL's rule for that parameter accepts the value (the same
@@ -34,10 +34,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tracerl.algorithms.bipartite import max_weight_assignment
 from tracerl.envs.bfcl.ast_match import find_doc, param_check, wanted_calls
 from tracerl.envs.bfcl.check import is_call_format
 from tracerl.envs.bfcl.data import is_relevance
-from tracerl.evals.bipartite import max_weight_assignment
 
 PARTIAL_CAP = 0.5
 """The most a rejected answer earns: below any accepted one by a margin GRPO's group

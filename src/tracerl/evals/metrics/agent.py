@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from tracerl.evals.bipartite import max_weight_assignment
+from tracerl.algorithms.bipartite import max_weight_assignment
 from tracerl.evals.fault import Unjudged, malformed_reference
 from tracerl.evals.items import MALFORMED_CALL, EvalItem
 from tracerl.evals.match import Call

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from tracerl.evals.bipartite import max_bipartite_matching
+from tracerl.algorithms.bipartite import max_bipartite_matching
 
 
 def _size(match):
@@ -45,7 +45,7 @@ def test_out_of_range_vertex_is_rejected():
 
 
 def test_max_weight_assignment_beats_greedy():
-    from tracerl.evals.bipartite import max_weight_assignment
+    from tracerl.algorithms.bipartite import max_weight_assignment
 
     assert max_weight_assignment([[0.9, 0.8], [0.85, 0.0]]) == [1, 0]
 
@@ -54,7 +54,7 @@ def test_max_weight_assignment_equals_brute_force_on_random_matrices():
     import itertools
     import random
 
-    from tracerl.evals.bipartite import max_weight_assignment
+    from tracerl.algorithms.bipartite import max_weight_assignment
 
     rng = random.Random(0)
     for _ in range(200):
@@ -72,7 +72,7 @@ def test_max_weight_assignment_equals_brute_force_on_random_matrices():
 
 
 def test_max_weight_assignment_rejects_ragged_rows():
-    from tracerl.evals.bipartite import max_weight_assignment
+    from tracerl.algorithms.bipartite import max_weight_assignment
 
     with pytest.raises(ValueError, match="rectangular"):
         max_weight_assignment([[1.0], [1.0, 2.0]])
