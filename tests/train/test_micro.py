@@ -194,3 +194,53 @@ def test_accumulated_sft_and_dpo_steps_equal_the_whole_batch_step(fresh_tiny_pol
     got_d = train_dpo(policy, pairs, dcfg, seed=0, micro_tokens=30)[0]
     assert got_d == pytest.approx(want_d, rel=1e-5, abs=1e-7)
     _close(_grads(policy.model), want_g)
+
+
+def _positions_run(model):
+    """Count the decoder positions every forward pass runs (hook on the embeddings)."""
+    seen = []
+    embed = model.get_input_embeddings()
+    handle = embed.register_forward_hook(lambda m, args, out: seen.append(args[0].numel()))
+    return seen, handle
+
+
+def test_each_shared_prompt_runs_once_per_step_across_pieces(fresh_tiny_policy):
+    """Groups of long prompts and short answers, a budget that puts one row in a piece:
+    the per-piece path ran each prompt once per row, this runs it once per group (and
+    every row's rest), with the whole batch's gradient."""
+    from tracerl.train.accumulate import prompt_clusters
+
+    model = fresh_tiny_policy.model
+    batch = _batch(fresh_tiny_policy.pad_id, sizes=(4, 3), plens=(30, 24), seed=2)
+    cfg = RLConfig()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    _policy_step(model, opt, batch, batch.old_logp, None, None, cfg, 0)
+    want_g = _grads(model)
+    budget = 30  # a prompt and at most one row's rest
+    clusters = prompt_clusters(batch, budget)
+    assert clusters is not None and len(clusters) == 2
+    assert [len(p.rows) for c in clusters for p in c.pieces] == [1] * 7
+    seen, handle = _positions_run(model)
+    try:
+        _policy_step(model, opt, batch, batch.old_logp, None, None, cfg, budget)
+    finally:
+        handle.remove()
+    _close(_grads(model), want_g)
+    lengths = batch.attention_mask.sum(-1).tolist()
+    prefixes = sorted(len(c.prefix) for c in clusters)
+    assert prefixes == [23, 29]  # a group shares all of its prompt but the last token
+    rests = sum(len(p.rows) * (p.width - len(c.prefix)) for c in clusters for p in c.pieces)
+    assert sum(seen) == sum(prefixes) + rests  # each prefix once, then each piece's rests
+    assert sum(seen) < 0.55 * sum(lengths)  # the per-piece path ran every whole row
+
+
+def test_one_prompt_pass_under_lora_gives_the_whole_batch_gradient(lora_policy):
+    policy = lora_policy
+    model = policy.model
+    batch = _batch(policy.pad_id, sizes=(3, 2), plens=(20, 16), seed=4)
+    cfg = RLConfig(temperature=0.7)
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.0)
+    _policy_step(model, opt, batch, batch.old_logp, None, None, cfg, 0)
+    want_g = _grads(model)
+    _policy_step(model, opt, batch, batch.old_logp, None, None, cfg, 24)
+    _close(_grads(model), want_g)

@@ -191,6 +191,16 @@ def token_logprobs(model: PreTrainedModel, input_ids: torch.Tensor,
         if hidden is None:
             hidden = decoder(input_ids=input_ids, attention_mask=attention_mask,
                              use_cache=False).last_hidden_state  # (B, L, H)
+    return hidden_logprobs(model, hidden, input_ids, temperature, chunk, where=where)
+
+
+def hidden_logprobs(model: PreTrainedModel, hidden: torch.Tensor, input_ids: torch.Tensor,
+                    temperature: float = 1.0, chunk: int | None = None, *,
+                    where: torch.Tensor | None = None) -> torch.Tensor:
+    """log p(token j+1) from the decoder's last hidden states (B, L, H) at positions j of
+    `input_ids` (B, L); (B, L-1), 0 off `where` when given (`token_logprobs`: the chunked
+    projection, the selection of wanted positions)."""
+    with autocast(model):
         head = model.get_output_embeddings()
         b, length, width = hidden.shape
         flat = hidden[:, :-1].reshape(-1, width)  # (B*(L-1), H)

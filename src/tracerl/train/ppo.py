@@ -22,10 +22,11 @@ from transformers import PreTrainedModel
 
 from tracerl.algorithms.kl import kl_estimate
 from tracerl.algorithms.losses import aggregate, clipped_value_loss, is_stats, loss_share
+from tracerl.train.accumulate import accumulate
 from tracerl.train.batch import TokenBatch, batch_logprobs
 from tracerl.train.config import RLConfig
 from tracerl.train.methods import is_weights, policy_loss
-from tracerl.train.micro import micro_batches
+from tracerl.train.micro import MicroBatch, micro_batches
 from tracerl.train.value import ValueModel
 
 log = logging.getLogger(__name__)
@@ -126,7 +127,8 @@ def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: T
                  ref_logp: torch.Tensor | None, cfg: RLConfig,
                  micro_tokens: int) -> PolicyStepStats:
     """One optimiser step on the minibatch `mb`, its gradient accumulated over
-    micro-batches (tracerl.train.micro); the statistics are share-weighted means.
+    micro-batches (tracerl.train.micro), each shared prompt run once
+    (tracerl.train.accumulate); the statistics are share-weighted means.
 
     `old_logp` None means the proximal policy is this very pass (see `proximal_in_pass`):
     each piece's detached logprobs are the ratio's denominator, and its truncated-IS
@@ -136,9 +138,9 @@ def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: T
     if in_pass and weights is None:
         raise ValueError("_policy_step: old_logp=None needs a weights tensor to fill")
     sums = torch.zeros(5, dtype=torch.float64)  # loss, pg, kl, clip fraction, approx kl
-    for piece in micro_batches(mb, micro_tokens):
-        part = piece.of(mb)
-        logp = batch_logprobs(model, part, cfg.temperature)  # (b, l-1), 0 off the mask
+
+    def piece_loss(piece: MicroBatch, part: TokenBatch, logp: torch.Tensor) -> torch.Tensor:
+        nonlocal sums
         if in_pass:
             old = logp.detach()
             w = is_weights(cfg)(old, part.old_logp, part.loss_mask, cfg.tis_cap)
@@ -155,9 +157,11 @@ def _policy_step(model: PreTrainedModel, optimizer: torch.optim.Optimizer, mb: T
                            part.loss_mask, cfg.loss_agg)
         loss = pg + cfg.kl_coef * kl
         share = loss_share(part.loss_mask, mb.loss_mask, cfg.loss_agg)
-        (loss * share).backward()
         sums += share * torch.tensor([loss.item(), pg.item(), kl.item(), stats.clip_fraction,
                                       stats.approx_kl], dtype=torch.float64)
+        return loss * share
+
+    accumulate(model, mb, micro_tokens, cfg.temperature, piece_loss)
     gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     stats = PolicyStepStats(*sums.tolist(), grad_norm=float(gn))
     if not stats.finite:  # a NaN/inf step would poison every weight: skip it

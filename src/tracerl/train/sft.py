@@ -15,9 +15,10 @@ from tracerl.policy.lora import trainable_parameters
 from tracerl.policy.model import Policy
 from tracerl.rollout.demos import episode_openings, trajectory_from_messages
 from tracerl.rollout.render import ChatRenderer
-from tracerl.train.batch import batch_logprobs, collate
+from tracerl.train.accumulate import PieceLoss, accumulate
+from tracerl.train.batch import TokenBatch, collate
 from tracerl.train.config import SFTConfig
-from tracerl.train.micro import micro_batches
+from tracerl.train.micro import MicroBatch
 from tracerl.train.optim import adamw
 from tracerl.types import Trajectory
 
@@ -51,12 +52,24 @@ def cosine_lr(step: int, total: int, peak: float, warmup_frac: float = 0.05) -> 
     return peak * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
+def _sft_piece_loss(batch: TokenBatch, losses: list[float]) -> PieceLoss:
+    """The SFT loss of one piece, scaled by its share of the batch's token mean; each
+    piece's value is appended to `losses`."""
+    def piece_loss(piece: MicroBatch, part: TokenBatch, logp: torch.Tensor) -> torch.Tensor:
+        loss = sft_loss(logp, part.loss_mask) * loss_share(part.loss_mask, batch.loss_mask,
+                                                           "token-mean")
+        losses.append(loss.item())
+        return loss
+    return piece_loss
+
+
 def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
             on_step: Callable[[SFTStepMetrics], None] | None = None,
             micro_tokens: int = 0) -> list[SFTStepMetrics]:
     """Train the policy on `demos` for `cfg.epochs`; returns per-step metrics. Each step's
     gradient is accumulated over micro-batches of at most `micro_tokens` positions (0:
-    the whole batch at once; tracerl.train.micro)."""
+    the whole batch at once; tracerl.train.micro), the system prompt the demonstrations
+    share run once a step (tracerl.train.accumulate)."""
     model = policy.model
     device = next(model.parameters()).device
     opt = adamw(trainable_parameters(model), cfg.lr)
@@ -79,14 +92,9 @@ def run_sft(policy: Policy, demos: list[Trajectory], cfg: SFTConfig, seed: int,
                 group["lr"] = lr
             batch = collate([demos[i] for i in indices], policy.pad_id).to(device)
             opt.zero_grad(set_to_none=True)
-            loss = 0.0
-            for mb in micro_batches(batch, micro_tokens):
-                part = mb.of(batch)
-                logp = batch_logprobs(model, part)  # (b, l-1), 0 off the loss mask
-                piece = sft_loss(logp, part.loss_mask) * loss_share(
-                    part.loss_mask, batch.loss_mask, "token-mean")
-                piece.backward()
-                loss += piece.item()
+            pieces: list[float] = []
+            accumulate(model, batch, micro_tokens, 1.0, _sft_piece_loss(batch, pieces))
+            loss = sum(pieces)
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             m = SFTStepMetrics(step + 1, total, loss, lr, int(batch.loss_mask.sum()))
