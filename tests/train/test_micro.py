@@ -244,3 +244,24 @@ def test_one_prompt_pass_under_lora_gives_the_whole_batch_gradient(lora_policy):
     want_g = _grads(model)
     _policy_step(model, opt, batch, batch.old_logp, None, None, cfg, 24)
     _close(_grads(model), want_g)
+
+
+def test_one_prompt_pass_on_sliding_window_layers_gives_the_whole_batch_gradient(tmp_path):
+    """Gemma 3's local layers keep only the last window of the prefix's cache: the pieces
+    must attend as the whole batch does (a window of 6 against 20-token prompts)."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    torch.manual_seed(0)
+    config = Gemma3TextConfig(vocab_size=96, hidden_size=32, intermediate_size=64,
+                              num_hidden_layers=4, num_attention_heads=2,
+                              num_key_value_heads=1, head_dim=16, sliding_window=6,
+                              layer_types=["sliding_attention", "full_attention"] * 2,
+                              max_position_embeddings=256)
+    model = Gemma3ForCausalLM(config).float()
+    model.train()
+    batch = _batch(0, sizes=(3, 2), plens=(20, 16), seed=6)
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    _policy_step(model, opt, batch, batch.old_logp, None, None, RLConfig(), 0)
+    want_g = _grads(model)
+    _policy_step(model, opt, batch, batch.old_logp, None, None, RLConfig(), 22)
+    _close(_grads(model), want_g)
