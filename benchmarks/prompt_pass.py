@@ -21,12 +21,17 @@ update (median of `--repeats` after a warm-up), the ratio, and the largest gradi
 difference relative to the gradient's norm.
 
     python benchmarks/prompt_pass.py [--budget 512] [--repeats 3] [--threads 2]
+    python benchmarks/prompt_pass.py --path per_piece --batches calc   # peak RSS of one path
+
+`--path` runs one path only (no comparison) and prints the process's peak RSS: run it
+once per path for the memory each path needs (peak RSS is per process).
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -44,6 +49,7 @@ from tracerl.train import configlib
 from tracerl.train.accumulate import accumulate
 from tracerl.train.batch import TokenBatch, batch_logprobs, collate
 from tracerl.train.config import TrainConfig
+from tracerl.train.malloc import map_large_blocks
 from tracerl.train.micro import micro_batches
 from tracerl.train.runner import build_task_family
 from tracerl.train.sft import demonstrations
@@ -124,6 +130,10 @@ def measure(model: torch.nn.Module, params: list[torch.Tensor], batch: TokenBatc
     return statistics.median(times), sum(positions), [p.grad.clone() for p in params]
 
 
+BATCHES = {"bfcl": bfcl_batch, "calc": calc_batch}
+PATHS = {"per_piece": per_piece, "one_pass": one_pass}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -131,8 +141,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    ap.add_argument("--batches", nargs="+", default=["bfcl", "calc"], choices=["bfcl", "calc"])
+    ap.add_argument("--path", choices=list(PATHS),
+                    help="run this path alone and print the process's peak RSS")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    map_large_blocks()  # as the trainer does, so RSS follows the live tensors
     policy = load_policy("smollm2-135m", dtype=getattr(torch, args.dtype))
     policy = apply_lora(policy, LoraSettings(r=16, alpha=32))
     model = policy.model
@@ -141,8 +155,14 @@ def main() -> None:
     renderer = ChatRenderer(policy.tokenizer)
     print(f"SmolLM2-135M, LoRA r16, {args.dtype}, {args.threads} threads, budget "
           f"{args.budget} positions, median of {args.repeats}")
-    for name, build in (("bfcl", bfcl_batch), ("calc", calc_batch)):
-        batch = build(policy, renderer)
+    for name in args.batches:
+        batch = BATCHES[name](policy, renderer)
+        if args.path:
+            t, n, _ = measure(model, params, batch, args.budget, PATHS[args.path], args.repeats)
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+            print(f"{name}: {args.path} {n} positions {t:.2f} s; peak RSS of the process so "
+                  f"far {peak:.2f} GB", flush=True)
+            continue
         lengths = batch.attention_mask.sum(-1)
         t_old, n_old, g_old = measure(model, params, batch, args.budget, per_piece,
                                       args.repeats)
