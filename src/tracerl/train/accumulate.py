@@ -36,7 +36,14 @@ from transformers import PreTrainedModel
 from tracerl.policy.precision import autocast
 from tracerl.policy.prefix import plan_prefixes
 from tracerl.policy.sampler import cache_kwarg
-from tracerl.train.batch import TokenBatch, batch_logprobs, hidden_logprobs, prompt_rows
+from tracerl.train.batch import (
+    TokenBatch,
+    batch_logprobs,
+    drops_cache,
+    hidden_logprobs,
+    output_cache,
+    prompt_rows,
+)
 from tracerl.train.micro import MicroBatch, micro_batches, pack
 
 PieceLoss = Callable[[MicroBatch, TokenBatch, torch.Tensor], torch.Tensor]
@@ -116,14 +123,12 @@ def _prefix_pass(model: PreTrainedModel, prefix: list[int], device: torch.device
     """The prefix's KV cache (with gradients) and its per-layer (keys, values); None when
     the model gives no layered cache."""
     decoder = model.get_decoder()
-    if getattr(decoder, "gradient_checkpointing", False) and decoder.training:
+    if drops_cache(decoder):
         return None
     ids = torch.tensor([prefix], device=device)
     with autocast(model):
         out = decoder(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True)
-    cache = getattr(out, "cache", None)  # transformers >= 5 (`past_key_values` before)
-    if cache is None:
-        cache = getattr(out, "past_key_values", None)
+    cache = output_cache(out)
     layers = _layers(cache)
     if layers is None:
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch.utils.checkpoint import checkpoint
@@ -113,6 +114,18 @@ def prompt_rows(input_ids: torch.Tensor, prompt_lens: torch.Tensor) -> list[list
     return [r[:p] for r, p in zip(input_ids.tolist(), prompt_lens.tolist(), strict=True)]
 
 
+def drops_cache(decoder: torch.nn.Module) -> bool:
+    """Whether a training forward pass gives no KV cache (gradient checkpointing)."""
+    return bool(getattr(decoder, "gradient_checkpointing", False)) and decoder.training
+
+
+def output_cache(out: Any) -> Any:
+    """The KV cache a decoder's forward returned (`cache` in transformers >= 5,
+    `past_key_values` before), or None."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else getattr(out, "past_key_values", None)
+
+
 def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
                           attention_mask: torch.Tensor, prompt_lens: torch.Tensor
                           ) -> torch.Tensor | None:
@@ -127,8 +140,7 @@ def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
     be used (gradient checkpointing drops it).
     """
     lens = prompt_lens.tolist()
-    if min(lens) < 1 or (getattr(decoder, "gradient_checkpointing", False)
-                         and decoder.training):
+    if min(lens) < 1 or drops_cache(decoder):
         return None
     plan = plan_prefixes(prompt_rows(input_ids, prompt_lens))
     if any(not p for p in plan.prefixes) or sum(plan.cut) <= sum(map(len, plan.prefixes)):
@@ -144,9 +156,7 @@ def _shared_prompt_hidden(decoder: torch.nn.Module, input_ids: torch.Tensor,
     prompt_ids, prompt_mask = prompt_ids.to(device), prompt_mask.to(device)
     out = decoder(input_ids=prompt_ids, attention_mask=prompt_mask,
                   position_ids=(prompt_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True)
-    cache = getattr(out, "cache", None)  # transformers >= 5 (`past_key_values` before)
-    if cache is None:
-        cache = getattr(out, "past_key_values", None)
+    cache = output_cache(out)
     if cache is None:
         return None
     g = torch.tensor(group, device=device)
