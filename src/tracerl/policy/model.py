@@ -25,6 +25,7 @@ from transformers import (
 )
 from transformers.utils import logging as hf_logging
 
+from tracerl.policy.attention import use_decode_attention
 from tracerl.policy.tiny import TinySpec
 from tracerl.policy.tokenizer import build_char_tokenizer
 from tracerl.policy.zoo import known_models, resolve_model
@@ -138,4 +139,6 @@ def policy_from_model(model: PreTrainedModel, tok: PreTrainedTokenizerBase,
         turn_end = tok.eos_token_id
         stops = stops + (turn_end,)
     pad = tok.pad_token_id if tok.pad_token_id is not None else turn_end
+    if model is not None:  # None: a remote model's tokenizer and stops (tracerl.optimize)
+        use_decode_attention(model)
     return Policy(model, tok, stops, turn_end, pad, name)
