@@ -5,7 +5,7 @@ transformers' `sdpa` implementation hands that to `scaled_dot_product_attention`
 a CPU picks its flash kernel; in bfloat16 that kernel made attention 56% of SmolLM2-135M's
 sampling time on a Zen 5 CPU with AVX-512 BF16 (4.8 ms per layer call for 32 rows at 340
 positions; docs/benchmarks.md, "Decoding attention in bfloat16"). Two small matmuls and a
-float32 softmax do the same work in a fraction of it.
+softmax in float32 do the same work in a fraction of it.
 
 `DECODE_ATTENTION` is an attention implementation that computes exactly that case itself
 (one query position, CPU, a 16-bit dtype, a boolean mask or none, nothing else asked of
@@ -49,13 +49,14 @@ def decode_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Te
     kv = key.shape[1]
     q = query.reshape(b, kv, heads // kv, dim)  # the query heads that share a KV head
     scale = dim ** -0.5 if scaling is None else scaling
-    # key @ q^T reads the cache (a view of a buffer with spare room) without copying it;
-    # q @ key^T made matmul copy every layer's keys on every token
-    scores = torch.matmul(key.float(), (q * scale).float().transpose(-1, -2)).transpose(-1, -2)  # (B, KV, G, T)
+    # In float32, as SDPA's kernel accumulates: scores, softmax and the weighted sum (the
+    # cache's keys and values are converted, a copy that costs less than the kernel saved)
+    scores = torch.matmul(key.float(), (q * scale).float().transpose(-1, -2))  # (B, KV, T, G)
+    scores = scores.transpose(-1, -2)
     if attention_mask is not None:
         keep = attention_mask.reshape(attention_mask.shape[0], 1, 1, attention_mask.shape[-1])
         scores = scores.masked_fill(~keep, float("-inf"))
-    probs = scores.softmax(-1, dtype=torch.float32)
+    probs = scores.softmax(-1)
     out = torch.matmul(probs, value.float()).reshape(b, heads, 1, value.shape[-1])
     return out.transpose(1, 2).to(value.dtype).contiguous(), None
 
