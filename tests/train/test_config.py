@@ -79,6 +79,8 @@ def test_a_named_model_brings_its_preset_and_the_user_still_wins(tmp_path):
     assert (cfg.dtype, cfg.lora.r, cfg.rl.max_turns) == (auto, 16, 4)
     assert (cfg.sft.demos, cfg.rl.lr, cfg.sampler.max_rows) == (
         preset["sft.demos"], preset["rl.lr"], preset["sampler.max_rows"])
+    assert cfg.rl.tis_cap == 2.0  # truncated IS against the bfloat16 drift
+    assert configlib.load(TrainConfig, None, ["model=gemma3-270m"]).rl.tis_cap == 2.0
     path = tmp_path / "c.yaml"
     path.write_text("model: smollm2-135m\nrl:\n  max_turns: 2\n")
     cfg = configlib.load(TrainConfig, str(path), ["lora.r=4"])
