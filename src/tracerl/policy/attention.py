@@ -51,7 +51,7 @@ def decode_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Te
     scale = dim ** -0.5 if scaling is None else scaling
     # In float32, as SDPA's kernel accumulates: scores, softmax and the weighted sum (the
     # cache's keys and values are converted, a copy that costs less than the kernel saved)
-    scores = torch.matmul(key.float(), (q * scale).float().transpose(-1, -2))  # (B, KV, T, G)
+    scores = torch.matmul(key.float(), q.float().transpose(-1, -2) * scale)  # (B, KV, T, G)
     scores = scores.transpose(-1, -2)
     if attention_mask is not None:
         keep = attention_mask.reshape(attention_mask.shape[0], 1, 1, attention_mask.shape[-1])
