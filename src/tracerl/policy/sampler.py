@@ -26,12 +26,14 @@ from __future__ import annotations
 import inspect
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache
 
 from tracerl.policy.kv_cache import growing_cache
+from tracerl.policy.merged_lora import MergedLora, mergeable
 from tracerl.policy.prefix import PrefixPlan, plan_prefixes
 from tracerl.policy.prefix_store import PrefixStore
 from tracerl.policy.sampler_settings import PREFIX_CACHE_MB
@@ -126,6 +128,25 @@ def _split_head(model: PreTrainedModel
     return decoder, head
 
 
+@dataclass(frozen=True)
+class _Net:
+    """The model one `generate` call runs, with how to call it: the policy's own model,
+    or the merged-adapter copy (tracerl.policy.merged_lora)."""
+
+    model: PreTrainedModel
+    cache_arg: str
+    prefill_kwargs: dict[str, int]
+    decoder: torch.nn.Module | None
+    head: torch.nn.Module | None
+    decoder_cache_arg: str
+
+    @staticmethod
+    def of(model: PreTrainedModel) -> _Net:
+        decoder, head = _split_head(model)
+        return _Net(model, cache_kwarg(model), last_logits_kwargs(model), decoder, head,
+                    cache_kwarg(decoder) if decoder is not None else "")
+
+
 def _shift(on_token: TokenCallback, offset: int) -> TokenCallback:
     """`on_token` for a batch that starts at row `offset` of the call's contexts."""
     return lambda row, token, logprob: on_token(row + offset, token, logprob)
@@ -170,11 +191,14 @@ class TransformersSampler:
     `prefix_cache_mb` bounds the keys and values of prefilled prefixes kept for the next
     calls (tracerl.policy.prefix_store: a turn's prefill starts where the last turn's
     stopped; 0 = off).
+    `merge_lora` decodes a LoRA model through a copy with the adapter merged into its
+    linear layers, merged again whenever the model's weights change
+    (tracerl.policy.merged_lora); a model it cannot merge decodes through peft as is.
     """
 
     def __init__(self, model: PreTrainedModel, pad_id: int, seed: int | None = None,
                  tokenizer: PreTrainedTokenizerBase | None = None, max_rows: int = 0,
-                 prefix_cache_mb: int = PREFIX_CACHE_MB) -> None:
+                 prefix_cache_mb: int = PREFIX_CACHE_MB, merge_lora: bool = False) -> None:
         if max_rows < 0:
             raise ValueError(f"max_rows must be >= 0 (0 = no limit), got {max_rows}")
         self.model = model
@@ -183,10 +207,8 @@ class TransformersSampler:
         self.pad_id = pad_id
         self.tokenizer = tokenizer
         self._stop_text: dict[tuple[str, ...], StopText] = {}
-        self.cache_arg = cache_kwarg(model)
-        self.prefill_kwargs = last_logits_kwargs(model)
-        self.decoder, self.head = _split_head(model)
-        self.decoder_cache_arg = cache_kwarg(self.decoder) if self.decoder is not None else ""
+        self.merged = MergedLora(model) if merge_lora and not mergeable(model) else None
+        self._nets: dict[int, _Net] = {}
         self.generator: torch.Generator | None = None
         if seed is not None:
             self.generator = torch.Generator().manual_seed(seed)
@@ -195,6 +217,15 @@ class TransformersSampler:
         """Weight sync (tracerl.policy.sampling.WeightSync): copy the learner's trained
         tensors into this sampler's model, between two `generate` calls."""
         load_named(self.model, weights)
+
+    def _net(self) -> _Net:
+        """What this call runs: the merged copy where there is one (current with the
+        model's weights), else the model."""
+        model = self.merged.current() if self.merged is not None else self.model
+        net = self._nets.get(id(model))
+        if net is None:
+            net = self._nets[id(model)] = _Net.of(model)
+        return net
 
     def release_contexts(self) -> None:
         """Forget the stored contexts (tracerl.policy.sampling.KeepsContexts)."""
@@ -221,10 +252,11 @@ class TransformersSampler:
         was_training = self.model.training
         self.model.eval()
         try:
+            net = self._net()
             samples: list[Sample] = []
             for start in range(0, len(contexts), step):
                 shifted = None if on_token is None else _shift(on_token, start)
-                samples += self._decode(contexts[start:start + step], params,
+                samples += self._decode(net, contexts[start:start + step], params,
                                         budgets[start:start + step], device, shifted)
             return samples
         finally:
@@ -244,8 +276,8 @@ class TransformersSampler:
                 s.finish = "stop"
         return hit
 
-    def _prefill(self, contexts: list[list[int]], decode: int, device: torch.device
-                 ) -> tuple[Cache, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _prefill(self, net: _Net, contexts: list[list[int]], decode: int,
+                 device: torch.device) -> tuple[Cache, torch.Tensor, torch.Tensor, torch.Tensor]:
         """A cache filled with the contexts, with room for `decode` more positions; the
         last position's logits (B, V), the attention mask (B, T) and position ids (B, T)
         the decoding continues from. The cache is sized once, for the widest row's whole
@@ -265,7 +297,7 @@ class TransformersSampler:
             cache = growing_cache(spare=decode)
             ids, mask = _left_pad(contexts, self.pad_id, device)
             positions = (mask.cumsum(-1) - 1).clamp(min=0)
-            return cache, self._run(ids, mask, positions, cache), mask, positions
+            return cache, self._run(net, ids, mask, positions, cache), mask, positions
         store = self.prefix_store
         found: list[tuple[int, tuple[int, ...] | None]] = [(0, None)] * len(contexts)
         if store.max_bytes:
@@ -282,19 +314,20 @@ class TransformersSampler:
         if not any(stored):
             cache = growing_cache(spare=spare)
             ids, mask = _left_pad(plan.prefixes, self.pad_id, device)  # (C, P)
-            self._run(ids, mask, (mask.cumsum(-1) - 1).clamp(min=0), cache, logits=False)
+            self._run(net, ids, mask, (mask.cumsum(-1) - 1).clamp(min=0), cache,
+                      logits=False)
             g = torch.tensor(plan.cluster, device=device)
             if plan.cluster != list(range(len(contexts))):
                 cache.batch_select_indices(g)  # (C, ...) -> (B, ...)
             mask = mask[g]
         else:
-            cache, mask = self._assemble(plan, found, stored, spare, device)
+            cache, mask = self._assemble(net, plan, found, stored, spare, device)
             store.reused_tokens += sum(n for (n, _), s in zip(found, stored, strict=True) if s)
         sids, smask = _left_pad(suffixes, self.pad_id, device)  # (B, S)
         positions = torch.tensor(base, device=device)[:, None] + (
             smask.cumsum(-1) - 1).clamp(min=0)  # (B, S)
         mask = torch.cat([mask, smask], dim=1)  # (B, P+S)
-        logits = self._run(sids, mask, positions, cache)
+        logits = self._run(net, sids, mask, positions, cache)
         if store.max_bytes:
             per_position = sum(2 * layer.keys[0, :, 0].nbytes for layer in cache.layers)
             for row, (context, (_, key)) in enumerate(zip(contexts, found, strict=True)):
@@ -306,9 +339,9 @@ class TransformersSampler:
                                     for layer in cache.layers], extends=key)
         return cache, logits, mask, positions
 
-    def _assemble(self, plan: PrefixPlan, found: list[tuple[int, tuple[int, ...] | None]],
-                  stored: list[bool], spare: int, device: torch.device
-                  ) -> tuple[Cache, torch.Tensor]:
+    def _assemble(self, net: _Net, plan: PrefixPlan,
+                  found: list[tuple[int, tuple[int, ...] | None]], stored: list[bool],
+                  spare: int, device: torch.device) -> tuple[Cache, torch.Tensor]:
         """The (B, ...) cache before the suffix pass when some rows start from the prefix
         store: those get their stored keys and values, the others their cluster's prefix
         (one prefix pass over the clusters they need), each right-aligned in the same
@@ -320,7 +353,8 @@ class TransformersSampler:
         if clusters:
             pcache = growing_cache(spare=0)
             ids, pmask = _left_pad([plan.prefixes[c] for c in clusters], self.pad_id, device)
-            self._run(ids, pmask, (pmask.cumsum(-1) - 1).clamp(min=0), pcache, logits=False)
+            self._run(net, ids, pmask, (pmask.cumsum(-1) - 1).clamp(min=0), pcache,
+                      logits=False)
             layers = [(layer.keys, layer.values) for layer in pcache.layers]
         rows = {i: self.prefix_store.get(key, n)  # type: ignore[arg-type]
                 for i, ((n, key), s) in enumerate(zip(found, stored, strict=True)) if s}
@@ -352,7 +386,7 @@ class TransformersSampler:
             cache.update(keys.to(device), values.to(device), index)
         return cache, mask
 
-    def _run(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
+    def _run(self, net: _Net, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
              cache: Cache, logits: bool = True) -> torch.Tensor:
         """A prefill pass into `cache`; the last position's logits (B, V) (an empty
         tensor with `logits=False`).
@@ -362,25 +396,26 @@ class TransformersSampler:
         logits (`logits_to_keep=1`) made a peft model expand the (V, H) output weight to
         (B, H, V) and copy it, 3.5 GB and seconds of CPU per prefill of 64 rows of
         SmolLM2 with a LoRA adapter."""
-        if self.decoder is not None and self.head is not None:
-            out = self.decoder(input_ids=ids, attention_mask=mask, position_ids=positions,
-                               use_cache=True, **{self.decoder_cache_arg: cache})
+        if net.decoder is not None and net.head is not None:
+            out = net.decoder(input_ids=ids, attention_mask=mask, position_ids=positions,
+                              use_cache=True, **{net.decoder_cache_arg: cache})
             if not logits:
                 return ids.new_zeros(0)
-            return self.head(out.last_hidden_state[:, -1].contiguous())  # (B, V)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                         use_cache=True, **{self.cache_arg: cache}, **self.prefill_kwargs)
+            return net.head(out.last_hidden_state[:, -1].contiguous())  # (B, V)
+        out = net.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                        use_cache=True, **{net.cache_arg: cache}, **net.prefill_kwargs)
         return out.logits[:, -1]
 
-    def _decode(self, contexts: list[list[int]], params: SamplingParams, budgets: list[int],
-                device: torch.device, on_token: TokenCallback | None) -> list[Sample]:
+    def _decode(self, net: _Net, contexts: list[list[int]], params: SamplingParams,
+                budgets: list[int], device: torch.device, on_token: TokenCallback | None
+                ) -> list[Sample]:
         stop_text = None
         if params.stop_strings and self.tokenizer is not None:
             stop_text = self._stop_text.get(params.stop_strings)
             if stop_text is None:
                 stop_text = StopText(self.tokenizer, params.stop_strings)
                 self._stop_text[params.stop_strings] = stop_text
-        cache, logits, mask, positions = self._prefill(contexts, max(budgets), device)
+        cache, logits, mask, positions = self._prefill(net, contexts, max(budgets), device)
         samples = [Sample([], [], "length", 0.0) for _ in contexts]
         batch = list(range(len(contexts)))  # batch row r holds sample batch[r]; -1: done
         pos = positions[:, -1:]  # (B, 1)
@@ -412,7 +447,7 @@ class TransformersSampler:
                 batch = [batch[r] for r in left]
             mask = torch.cat([mask, mask.new_ones((len(batch), 1))], dim=1)  # (B, T+1)
             pos = pos + 1
-            out = self.model(input_ids=tokens[:, None], attention_mask=mask, position_ids=pos,
-                             use_cache=True, **{self.cache_arg: cache})
+            out = net.model(input_ids=tokens[:, None], attention_mask=mask, position_ids=pos,
+                            use_cache=True, **{net.cache_arg: cache})
             logits = out.logits[:, -1]
         return samples

@@ -47,6 +47,12 @@ class SamplerSettings:
     instead of running the prompt again (tracerl.policy.prefix_store; emptied when the
     weights change and when a rollout batch's episodes are over; 0 = off). About 46 KB
     per position on SmolLM2-135M: 2 GB holds 60 BFCL single-turn episodes."""
+    merge_lora: bool = True
+    """transformers, with a LoRA adapter: decode through a copy of the model with the
+    adapter merged into its linear layers, merged again after every update
+    (tracerl.policy.merged_lora): one linear call per layer instead of peft's three and
+    its casts. Costs the adapted layers' weights once more in memory; where the adapter
+    cannot be merged (DoRA, LoRA bias, several adapters) decoding goes through peft."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.gpu_memory_utilization < 1.0:

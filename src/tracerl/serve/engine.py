@@ -154,7 +154,7 @@ class Engine:
         self.policy_version = 0
         if sampler is None:
             sampler = TransformersSampler(policy.model, policy.pad_id,
-                                          tokenizer=policy.tokenizer)
+                                          tokenizer=policy.tokenizer, merge_lora=True)
         self.batcher = Batcher(sampler, self.config.max_rows, lambda: self.policy_version,
                                self.config.batch_window_s)
         limit = self.config.context_limit or getattr(

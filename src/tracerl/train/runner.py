@@ -100,7 +100,8 @@ def build_sampler(config: TrainConfig, policy: Policy, seed: int | None = None) 
             raise ConfigError(str(e)) from e
     return TransformersSampler(policy.model, policy.pad_id, seed=seed,
                                tokenizer=policy.tokenizer, max_rows=config.sampler.max_rows,
-                               prefix_cache_mb=config.sampler.prefix_cache_mb)
+                               prefix_cache_mb=config.sampler.prefix_cache_mb,
+                               merge_lora=config.sampler.merge_lora)
 
 
 def engine_sync(config: TrainConfig, sampler: Sampler) -> EngineSync | None:
