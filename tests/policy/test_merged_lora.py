@@ -42,11 +42,14 @@ def test_only_the_adapted_weights_are_new_memory(lora_policy):
         "lora_" in n for n, p in peft.named_parameters() if p.requires_grad)
 
 
-def test_the_copy_follows_an_optimiser_step(lora_policy):
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_copy_follows_an_optimiser_step(lora_policy, fused):
+    # fused AdamW (the trainer's, tracerl.train.optim) bumps no version counter
     peft = lora_policy.model
     merged = MergedLora(peft)
     before = logits(merged.current())
-    opt = torch.optim.SGD([p for p in peft.parameters() if p.requires_grad], lr=0.5)
+    params = [p for p in peft.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=0.05, fused=fused)
     loss = peft(input_ids=IDS).logits.logsumexp(-1).mean()
     loss.backward()
     opt.step()

@@ -5,6 +5,7 @@ import torch
 
 from tracerl.policy.prefix_store import MIN_REUSE, PrefixStore
 from tracerl.policy.sampler import SamplingParams, TransformersSampler
+from tracerl.train.optim import adamw
 
 PARAMS = SamplingParams(temperature=0.0, max_new_tokens=8)
 
@@ -107,6 +108,32 @@ def test_changed_weights_empty_the_store(fresh_tiny_policy):
     unchanged = _episode(policy, TransformersSampler(policy.model, policy.pad_id,
                                                      prefix_cache_mb=0), prompts)
     assert [lp for _, lp in want[1]] != [lp for _, lp in unchanged[1]]
+
+
+def test_a_fused_adamw_step_empties_the_store(fresh_tiny_policy):
+    """The trainer's optimiser (tracerl.train.optim.adamw: fused AdamW) updates the
+    weights without bumping a version counter; the store must notice it anyway."""
+    policy = fresh_tiny_policy
+    params = [p for p in policy.model.parameters() if p.requires_grad]
+    original = [p.detach().clone() for p in params]
+    loss = policy.model(input_ids=torch.tensor([[5, 6, 7, 8]])).logits.logsumexp(-1).mean()
+    loss.backward()
+    prompts = _prompts(policy, 3)
+
+    def episode(sampler):
+        opt = adamw(params, lr=0.05)  # fresh: the same first step both times
+        assert opt.defaults.get("fused")
+        versions = [p._version for p in params]
+        out = _episode(policy, sampler, prompts, change=lambda t: opt.step() if t == 1 else 0)
+        assert [p._version for p in params] == versions  # no version told of the step
+        with torch.no_grad():
+            for p, o in zip(params, original, strict=True):
+                p.copy_(o)
+        return out
+
+    got = episode(TransformersSampler(policy.model, policy.pad_id))
+    want = episode(TransformersSampler(policy.model, policy.pad_id, prefix_cache_mb=0))
+    _assert_same(got, want)
 
 
 def test_switching_the_adapter_off_empties_the_store(lora_policy):

@@ -11,10 +11,10 @@ the peft model's own, shared, not copied. Extra memory: the adapted layers' base
 once more (212 MB for SmolLM2-135M's seven projections in bfloat16).
 
 The copy follows the learner: `current()` compares the peft model's weights fingerprint
-(tracerl.policy.prefix_store: each parameter's identity and in-place version, which an
-optimiser step, `load_state_dict` and a weight sync all bump) with the one it last merged
-from, and merges again when it changed (about 0.2 s on SmolLM2-135M), so no training
-loop has to tell it. With the adapter switched off (`disable_adapter()`, the reference
+(tracerl.policy.prefix_store: each parameter's identity and in-place version, and the sum
+of each trainable one, since fused AdamW bumps no version) with the one it last merged
+from, and merges again when it changed (0.1 s on SmolLM2-135M), so no training loop has
+to tell it. With the adapter switched off (`disable_adapter()`, the reference
 policy) it returns the peft model itself.
 
 Only plain LoRA on `nn.Linear` merges (peft's `lora.Linear` without DoRA or a LoRA
@@ -119,7 +119,7 @@ class MergedLora:
         learner's weights changed since the last merge; the peft model itself while its
         adapter is switched off."""
         fingerprint = self.fingerprint()
-        if any(fingerprint[0][1]):  # an adapter switched off: sample the base as peft does
+        if any(fingerprint[0][-1]):  # an adapter switched off: sample the base as peft does
             return self.peft
         if fingerprint != self._fingerprint:
             self.refresh()

@@ -9,9 +9,7 @@ each prefix the prefill ran (one entry per prefix, unpadded, per layer), and the
 call's prefix pass starts from the longest stored match and runs only the rest.
 
 Entries are valid only for the weights that computed them: `check` takes a fingerprint
-of the model (each parameter's identity and in-place version counter, which an
-optimiser step, `load_state_dict` and a weight sync all bump, and whether an adapter is
-switched off) and empties the store when it changed. The store holds at most
+of the model (`weights_fingerprint`) and empties the store when it changed. The store holds at most
 `max_bytes`, least recently used out first; an entry that a longer one extended is
 dropped (the longer one holds it). Entries matched or stored during the current call
 (`begin_call`) are never evicted for another of that call: when a call's contexts do not
@@ -37,12 +35,23 @@ Layers = list[tuple[torch.Tensor, torch.Tensor]]
 
 
 def weights_fingerprint(model: torch.nn.Module) -> tuple:
-    """What the keys and values depend on beyond the tokens: which parameter tensors the
-    model holds, each one's in-place version, and which adapters are switched off."""
+    """What a model's outputs depend on beyond the tokens, cheaply: which parameter
+    tensors it holds and each one's in-place version counter (`load_state_dict`, a weight
+    sync and `copy_` bump it), the sum of every trainable parameter, and which adapters
+    are switched off.
+
+    The sums are there because torch's fused AdamW (the trainer's optimiser) updates the
+    parameters in a kernel that bumps no version counter: versions alone missed every
+    optimiser step. Summing the trainable tensors costs 8 ms on SmolLM2-135M's LoRA r16
+    adapter (420 tensors), 0.12 s for all of its weights in full fine-tuning."""
     params = tuple((id(p), p._version) for p in model.parameters())
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    with torch.no_grad():
+        sums = tuple(torch.stack([p.sum(dtype=torch.float32) for p in trainable]).tolist()
+                     ) if trainable else ()
     off = tuple(bool(m.disable_adapters) for m in model.modules()
                 if isinstance(getattr(type(m), "disable_adapters", None), property))
-    return params, off
+    return params, sums, off
 
 
 def _lcp(a: np.ndarray, b: np.ndarray) -> int:
