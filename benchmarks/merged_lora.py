@@ -1,10 +1,10 @@
 """Merged-adapter sampling (tracerl.policy.merged_lora) against peft's LoRA layers.
 
-The policy is set up as `tracerl train model=smollm2-135m` sets it up (LoRA r16 on every
-linear layer of each block; on a CPU with bfloat16 arithmetic `dtype=auto` is bfloat16)
-and trained with the preset's SFT on `calc` demonstrations first, so the adapter is a
-trained one (a fresh adapter has B = 0 and merges to the base exactly). Then, with
-`sampler.merge_lora` off (`peft`) and on (`merged`):
+The policy is set up as `tracerl train model=MODEL` sets it up (`--model`, default
+smollm2-135m; its preset: LoRA r16 on every linear layer of each block, and on a CPU with
+bfloat16 arithmetic `dtype=auto` is bfloat16) and trained with the preset's SFT on `calc`
+demonstrations first, so the adapter is a trained one (a fresh adapter has B = 0 and
+merges to the base exactly). Then, with `sampler.merge_lora` off (`peft`) and on (`merged`):
 
   throughput  the sampler continues the opening prompts of `--rows` held-out calc tasks
               for exactly `--tokens` tokens each (no stop ids), temperature 1; median
@@ -14,7 +14,8 @@ trained one (a fresh adapter has B = 0 and merges to the base exactly). Then, wi
               token, the trainer's pass being the RL update's (peft, whole sequence) in
               both arms. exp(delta) is what PPO clips and `rl.tis_cap` weights.
 
-    python benchmarks/merged_lora.py [--dtype auto|bfloat16|float32] [--repeats 5]
+    python benchmarks/merged_lora.py [--model smollm2-135m|gemma3-270m]
+        [--dtype auto|bfloat16|float32] [--repeats 5]
         [--rows 32] [--tokens 48] [--tasks 16] [--threads 2] [key=value ...]
 """
 
@@ -45,6 +46,7 @@ ARMS = {"peft": False, "merged": True}
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="smollm2-135m", help="a zoo name or model directory")
     ap.add_argument("--dtype", default="auto", choices=["auto", "bfloat16", "float32"])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--rows", type=int, default=32)
@@ -56,13 +58,13 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     dtype = resolve_precision(args.dtype, "cpu")
     cfg: TrainConfig = configlib.load(TrainConfig, None, [
-        "model=smollm2-135m", f"dtype={dtype}", "rl.temperature=1.0", *args.overrides])
-    policy = prepare_policy(load_policy("smollm2-135m", dtype=weights_dtype(dtype)), cfg)
+        f"model={args.model}", f"dtype={dtype}", "rl.temperature=1.0", *args.overrides])
+    policy = prepare_policy(load_policy(args.model, dtype=weights_dtype(dtype)), cfg)
     family = build_task_family(cfg, policy)
     demos = demonstrations(family, ChatRenderer(policy.tokenizer), cfg.sft.demos, cfg.seed)
     start = time.perf_counter()
     final = run_sft(policy, demos, cfg.sft, cfg.seed, micro_tokens=cfg.micro_batch_tokens)[-1]
-    print(f"SmolLM2-135M, LoRA r{cfg.lora.r}, {dtype} weights, {args.threads} threads; "
+    print(f"{args.model}, LoRA r{cfg.lora.r}, {dtype} weights, {args.threads} threads; "
           f"after {final.step} SFT steps (loss {final.loss:.3f}, "
           f"{time.perf_counter() - start:.0f} s)", flush=True)
     samplers = {arm: TransformersSampler(policy.model, policy.pad_id,
