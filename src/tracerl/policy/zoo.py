@@ -104,7 +104,9 @@ run 3.03 GB). With `rl.steps=5`: 0.97 / 0.97 / 0.92 in 9.9-12.3 min. With 96
 demonstrations in batches of 8 on a host with bfloat16 arithmetic (a bfloat16 base;
 "Pretrained models"): 0.55 / 0.20 / 0.58 -> 0.91 / 0.97 / 0.91 in 7.2-9.0 min and at most
 3.78 GB. This preset on a 2-core Zen 5 with AVX-512 BF16 (a bfloat16 base, truncated IS):
-0.70 / 0.66 / 0.45 -> 0.92 / 1.00 / 0.92 in 9.6-12.4 min, at most 2.61 GB."""
+0.70 / 0.66 / 0.45 -> 0.92 / 1.00 / 0.92 in 9.6-12.4 min, at most 2.61 GB; with the
+sampler's merged adapter copy (`sampler.merge_lora`) 0.95 / 0.95 / 0.94 in 7.1-9.3 min, at
+most 2.89 GB ("Merged-adapter sampling")."""
 
 GEMMA3_PRESET: Mapping[str, Any] = {
     **SMOLLM2_PRESET,
@@ -119,7 +121,9 @@ GEMMA3_PRESET: Mapping[str, Any] = {
 """`model=gemma3-270m` on its own: SmolLM2's preset with an SFT and RL length of its own,
 measured on `calc`, seeds 0-2 on a 2-core AVX2-only host (float32): held-out success
 0.70 / 0.34 / 0.44 after SFT -> 0.97 / 0.98 / 0.97 after 6 RL steps, 16-17 min and about
-4.1 GB each (docs/benchmarks.md, "Gemma 3 270M: a longer SFT"). The
+4.1 GB each (docs/benchmarks.md, "Gemma 3 270M: a longer SFT"); on a Zen 5 with AVX-512
+BF16 (a bfloat16 base, the merged sampling copy) 0.67 / 0.45 / 0.52 -> 1.00 / 0.98 / 1.00
+in 5.7-7.2 min, at most 3.6 GB ("Merged-adapter sampling"). The
 262,144-token vocabulary needs nothing of its own: log-probabilities are projected 48
 positions at a time (tracerl.train.batch.LOGITS_PER_CHUNK) and the sampler asks for the
 last position's logits only; memory in docs/benchmarks.md, "Gemma 3 270M"."""
