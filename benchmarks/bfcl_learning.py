@@ -51,10 +51,11 @@ longest accepted answer of these categories has 8 calls), then the closing answe
 RECIPE = [
     "model=smollm2-135m", "task.family=bfcl", f"task.bfcl.categories=[{','.join(AST)}]",
     "stages=[sft,rl]", *LIMITS, "eval.temperature=0", "sft.demos=96", "sft.batch_size=8",
+    "sft.epochs=1",
 ]
 """What every seed runs; the model's preset (LoRA r16, dtype=auto) fills in the rest and
 key=value arguments override both. The SFT is BFCL's own, as measured (96 demonstrations
-in batches of 8), not the calc-tuned preset's."""
+in batches of 8, one epoch), not the calc-tuned preset's."""
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
 
 

@@ -77,8 +77,11 @@ def test_a_named_model_brings_its_preset_and_the_user_still_wins(tmp_path):
 
     auto = resolve_precision("auto", "cpu")  # the preset's dtype=auto on this machine
     assert (cfg.dtype, cfg.lora.r, cfg.rl.max_turns) == (auto, 16, 4)
-    assert (cfg.sft.demos, cfg.rl.lr, cfg.sampler.max_rows) == (
-        preset["sft.demos"], preset["rl.lr"], preset["sampler.max_rows"])
+    assert (cfg.sft.demos, cfg.sft.epochs, cfg.rl.lr, cfg.sampler.max_rows) == (
+        preset["sft.demos"], preset["sft.epochs"], preset["rl.lr"], preset["sampler.max_rows"])
+    assert cfg.sft.epochs == 2  # the steadier start, measured
+    gemma = configlib.load(TrainConfig, None, ["model=gemma3-270m"])
+    assert (gemma.sft.demos, gemma.sft.epochs) == (320, 1)  # its own SFT, not SmolLM2's
     assert cfg.rl.tis_cap == 2.0  # truncated IS against the bfloat16 drift
     assert configlib.load(TrainConfig, None, ["model=gemma3-270m"]).rl.tis_cap == 2.0
     path = tmp_path / "c.yaml"
