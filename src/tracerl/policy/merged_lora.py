@@ -100,8 +100,9 @@ class MergedLora:
         return weights_fingerprint(self.peft), layout
 
     @torch.no_grad()
-    def refresh(self) -> None:
-        """Merge the adapter's current weights into the copy."""
+    def refresh(self, fingerprint: tuple | None = None) -> None:
+        """Merge the adapter's current weights into the copy; `fingerprint` is the
+        learner's as the caller just computed it (computed here when not given)."""
         for target, base, lora in self.merged_layers():
             weight = base.weight
             wide = torch.promote_types(weight.dtype, torch.float32)
@@ -112,7 +113,7 @@ class MergedLora:
                                                    requires_grad=False)
             else:
                 target.weight.copy_(merged)
-        self._fingerprint = self.fingerprint()
+        self._fingerprint = fingerprint if fingerprint is not None else self.fingerprint()
 
     def current(self) -> torch.nn.Module:
         """The model the sampler should run now: the merged copy, merged again if the
@@ -122,5 +123,5 @@ class MergedLora:
         if any(fingerprint[0][-1]):  # an adapter switched off: sample the base as peft does
             return self.peft
         if fingerprint != self._fingerprint:
-            self.refresh()
+            self.refresh(fingerprint)
         return self.model
