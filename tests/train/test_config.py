@@ -79,7 +79,7 @@ def test_a_named_model_brings_its_preset_and_the_user_still_wins(tmp_path):
     assert (cfg.dtype, cfg.lora.r, cfg.rl.max_turns) == (auto, 16, 4)
     assert (cfg.sft.demos, cfg.sft.epochs, cfg.rl.lr, cfg.sampler.max_rows) == (
         preset["sft.demos"], preset["sft.epochs"], preset["rl.lr"], preset["sampler.max_rows"])
-    assert cfg.sft.epochs == 2  # the steadier start, measured
+    assert cfg.sft.epochs == 2  # two SFT epochs: RL ends higher (measured)
     gemma = configlib.load(TrainConfig, None, ["model=gemma3-270m"])
     assert (gemma.sft.demos, gemma.sft.epochs) == (320, 1)  # its own SFT, not SmolLM2's
     assert cfg.rl.tis_cap == 2.0  # truncated IS against the bfloat16 drift

@@ -83,10 +83,11 @@ SMOLLM2_PRESET: Mapping[str, Any] = {
     # calls it. 192 demonstrations in batches of 16: with 96 in batches of 8 that hung on
     # the seed (post-SFT success 0.53 / 0.19 / 0.53, 512 samples each on the same 64
     # tasks); with 192 x 16 in one epoch, 0.59 / 0.65 / 0.54 in float32 but 0.66 / 0.64 /
-    # 0.48 in bfloat16 (spread 0.18). Two epochs (24 steps) settle it: 0.38 / 0.32 / 0.36
-    # (spread 0.06; the model calls the tool less, and right when it does), and RL ends
-    # higher (0.97 / 1.00 / 0.98 against 0.95 / 0.95 / 0.94) in 7.5-9.7 min
-    # (docs/benchmarks.md, "SmolLM2's SFT start in bfloat16: a second epoch").
+    # 0.48 in bfloat16 (spread 0.18). Two epochs (24 steps): 0.38 / 0.32 / 0.36 / 0.41 /
+    # 0.59 on seeds 0-4 (no steadier over five seeds; the model calls the tool less, and
+    # right when it does), and RL ends higher: 0.97-1.00 on all five against 0.94-0.95, in
+    # 7.5-9.9 min (docs/benchmarks.md, "SmolLM2's SFT start in bfloat16: a second epoch,
+    # five seeds").
     "sft.demos": 192, "sft.batch_size": 16, "sft.epochs": 2, "sft.lr": 5.0e-4,
     "rl.steps": 10, "rl.tasks_per_step": 4, "rl.group_size": 8, "rl.lr": 2.0e-4,
     # 4 turns: with 3, a third of the episodes that called the calculator twice ended
@@ -110,9 +111,9 @@ demonstrations in batches of 8 on a host with bfloat16 arithmetic (a bfloat16 ba
 3.78 GB. This preset on a 2-core Zen 5 with AVX-512 BF16 (a bfloat16 base, truncated IS):
 0.70 / 0.66 / 0.45 -> 0.92 / 1.00 / 0.92 in 9.6-12.4 min, at most 2.61 GB; with the
 sampler's merged adapter copy (`sampler.merge_lora`) 0.95 / 0.95 / 0.94 in 7.1-9.3 min, at
-most 2.89 GB ("Merged-adapter sampling"); with the second SFT epoch 0.41 / 0.39 / 0.36 after
-SFT -> 0.97 / 1.00 / 0.98 in 7.5-9.7 min, at most 2.80 GB ("SmolLM2's SFT start in
-bfloat16: a second epoch"; not re-measured on the AVX2 host)."""
+most 2.89 GB ("Merged-adapter sampling"); with the second SFT epoch, seeds 0-4: 0.36-0.63
+after SFT -> 0.97-1.00 in 7.5-9.9 min, at most 2.83 GB ("SmolLM2's SFT start in
+bfloat16: a second epoch, five seeds"; not re-measured on the AVX2 host)."""
 
 GEMMA3_PRESET: Mapping[str, Any] = {
     **SMOLLM2_PRESET,
